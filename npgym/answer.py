@@ -1,0 +1,285 @@
+"""Answer extraction: find the model's final answer in hostile text and tokenise it safely.
+
+The rules (TASKS.md, "Answer extraction"): take the text after the *last* ``Answer:`` marker, or
+the content of a final ``\\boxed{...}`` when that comes later; ignore surrounding whitespace,
+markdown emphasis and code fences; parse the first value there with a small tokenizer (no
+``eval``, no ``json``/``ast``, no regex that can backtrack catastrophically) and a hard cap on the
+answer's length. Anything else is a format failure, raised as :class:`AnswerFormatError`, never
+another exception.
+
+A parsed value is an ``int``, a word (``str``, e.g. ``Impossible``) or a list of values. The
+helpers at the end turn values (or solutions a user passes in) into the numpy arrays the
+verifiers take.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeAlias
+
+import numpy as np
+
+MAX_ANSWER_CHARS = 64 * 1024
+"""Default cap on the answer text after the marker; a longer value is a format failure."""
+MAX_DEPTH = 6
+"""Deepest list nesting accepted in an answer."""
+MAX_DIGITS = 18
+"""Longest integer literal accepted: anything longer cannot be a valid index or value."""
+INT_LIMIT = 10**MAX_DIGITS
+"""Exclusive bound on the magnitude of integers in solutions (fits int64 with room to add)."""
+
+Value: TypeAlias = int | str | list["Value"]
+
+
+class AnswerFormatError(ValueError):
+    """The completion holds no answer of the expected shape (a format failure, not a crash)."""
+
+
+_MARKER = re.compile(r"answer[*_ ]{0,4}:", re.IGNORECASE | re.ASCII)
+_MARKER_TAIL = re.compile(r"[*_ ]{0,4}:")
+_BOXED = "\\boxed{"
+_LEADING_NOISE = " \t\r\n*_`$>#"
+_FENCE_TAG = re.compile(r"[A-Za-z0-9_+-]{0,20}[ \t]*\r?\n")
+_TOKEN = re.compile(r"\s*(?:(-?[0-9]+)|([A-Za-z]+)|(\S))")
+_FLAT_INT_LIST = re.compile(r"\[\s*(?:-?[0-9]{1,18}\s*,\s*)*(?:-?[0-9]{1,18}\s*(?:,\s*)?)?\]")
+_CLOSER = {"[": "]", "(": ")"}
+
+
+def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
+    """Return the answer text: after the last ``Answer:`` marker or inside a later ``\\boxed{}``.
+
+    The result is at most ``max_chars`` characters long (text beyond that cannot belong to a
+    valid answer) and starts at the answer itself, past markdown emphasis and code fences.
+    """
+    if not isinstance(text, str):
+        raise AnswerFormatError("completion is not text")
+    marker_end = _last_marker_end(text)
+    boxed_start = text.rfind(_BOXED)
+    if boxed_start >= 0 and boxed_start >= marker_end:
+        return _boxed_content(text, boxed_start + len(_BOXED), max_chars)
+    if marker_end < 0:
+        raise AnswerFormatError("no 'Answer:' marker found")
+    return _skip_noise(text[marker_end : marker_end + max_chars + 64])
+
+
+def _last_marker_end(text: str) -> int:
+    """Index just past the last ``Answer:`` marker (any case, emphasis allowed), or -1."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        # A few characters lower-case to two; positions would shift, so take the slow path.
+        marker_end = -1
+        for match in _MARKER.finditer(text):
+            marker_end = match.end()
+        return marker_end
+    position = len(lowered)
+    while True:
+        position = lowered.rfind("answer", 0, position)
+        if position < 0:
+            return -1
+        tail = _MARKER_TAIL.match(lowered, position + len("answer"))
+        if tail is not None:
+            return tail.end()
+
+
+def _boxed_content(text: str, start: int, max_chars: int) -> str:
+    """Return the text inside the braces opened just before ``start``."""
+    depth = 1
+    stop = min(len(text), start + max_chars)
+    for position in range(start, stop):
+        char = text[position]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return _skip_noise(text[start:position])
+    raise AnswerFormatError(f"\\boxed{{}} is unterminated or longer than {max_chars} characters")
+
+
+def _skip_noise(segment: str) -> str:
+    """Drop leading whitespace, emphasis, quote marks, math delimiters and code-fence tags."""
+    start = 0
+    while True:
+        while start < len(segment) and segment[start] in _LEADING_NOISE:
+            start += 1
+        if start >= 3 and segment[start - 3 : start] == "```":
+            tag = _FENCE_TAG.match(segment, start)
+            if tag is not None and tag.end() > start:
+                start = tag.end()
+                continue
+        return segment[start:]
+
+
+def parse_value(segment: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:
+    """Parse the first value in ``segment``: a bracketed list, an integer or a word.
+
+    Lists use ``[]`` or ``()`` with comma separators (a trailing comma is fine) and nest at most
+    :data:`MAX_DEPTH` deep. Whatever follows the value (a period, prose, a closing fence) is
+    ignored. A value that does not close within ``max_chars`` characters is rejected.
+    """
+    window = segment[:max_chars]
+    if window.startswith("["):
+        # Fast path for the common flat list of integers; the full parser handles the rest and
+        # produces the precise error messages.
+        close = window.find("]")
+        if close > 0 and _FLAT_INT_LIST.fullmatch(window, 0, close + 1):
+            items = window[1:close].split(",")
+            if not items[-1].strip():
+                items.pop()
+            return list(map(int, items))
+    tokens = _Tokens(window)
+    value = _parse(tokens, 0, max_chars)
+    return value
+
+
+def parse_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:
+    """Extract the final answer from a completion and parse it into a value."""
+    return parse_value(extract_answer(text, max_chars), max_chars)
+
+
+class _Tokens:
+    """A lazy token stream with one token of lookahead; the end of input is ``None``.
+
+    Each token is matched at the current position only (``re.match``, never a search), so the
+    scan is linear even for long runs of whitespace.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._position = 0
+        self._peeked: re.Match[str] | None = None
+        self._has_peeked = False
+
+    def next(self) -> re.Match[str] | None:
+        if self._has_peeked:
+            self._has_peeked = False
+            return self._peeked
+        token = _TOKEN.match(self._text, self._position)
+        if token is not None:
+            self._position = token.end()
+        return token
+
+    def peek(self) -> re.Match[str] | None:
+        if not self._has_peeked:
+            self._peeked = self.next()
+            self._has_peeked = True
+        return self._peeked
+
+
+def _describe(token: re.Match[str] | None) -> str:
+    """Name a token for an error message without echoing arbitrary text."""
+    if token is None:
+        return "end of answer"
+    text = token.group(token.lastindex or 0)
+    return ascii(text[:12]) if len(text) <= 12 else ascii(text[:12] + "...")
+
+
+def _parse(tokens: _Tokens, depth: int, max_chars: int) -> Value:
+    token = tokens.next()
+    if token is None:
+        raise AnswerFormatError(f"answer is empty, unterminated or longer than {max_chars} chars")
+    number, word, symbol = token.groups()
+    if number is not None:
+        return _to_int(number)
+    if word is not None:
+        return word
+    if symbol in ('"', "'"):
+        inner, closing = tokens.next(), tokens.next()
+        if inner is None or inner.group(2) is None or closing is None or closing[3] != symbol:
+            raise AnswerFormatError("expected a single word inside quotes")
+        return inner.group(2)
+    if symbol in _CLOSER:
+        if depth >= MAX_DEPTH:
+            raise AnswerFormatError(f"lists nested more than {MAX_DEPTH} deep")
+        return _parse_list(tokens, _CLOSER[symbol], depth + 1, max_chars)
+    raise AnswerFormatError(f"unexpected {_describe(token)} where a value should start")
+
+
+def _parse_list(tokens: _Tokens, closer: str, depth: int, max_chars: int) -> list[Value]:
+    items: list[Value] = []
+    ahead = tokens.peek()
+    if ahead is not None and ahead.group(3) == closer:
+        tokens.next()
+        return items
+    while True:
+        items.append(_parse(tokens, depth, max_chars))
+        token = tokens.next()
+        symbol = token.group(3) if token is not None else None
+        if symbol == closer:
+            return items
+        if symbol != ",":
+            raise AnswerFormatError(f"expected ',' or '{closer}' but found {_describe(token)}")
+        ahead = tokens.peek()
+        if ahead is not None and ahead.group(3) == closer:
+            tokens.next()
+            return items
+
+
+def _to_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_DIGITS:
+        raise AnswerFormatError(f"integer with more than {MAX_DIGITS} digits")
+    return int(digits)
+
+
+# --- solution shapes -------------------------------------------------------------------------
+
+
+def as_list(value: Any, what: str) -> list[Any]:
+    """Return ``value`` as a list, or raise a format error naming ``what`` was expected."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise AnswerFormatError(f"expected a list for the {what}, got {_kind(value)}")
+
+
+def as_int_array(value: Any, what: str) -> np.ndarray:
+    """Return ``value`` as a 1-D int64 array of integers, or raise a format error.
+
+    Accepts a list or tuple of ints (numpy integers too) or an integer numpy array; rejects bools,
+    floats, strings, nested lists and integers of :data:`INT_LIMIT` or more in magnitude.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
+        if value.size and int(np.abs(value).max()) >= INT_LIMIT:
+            raise AnswerFormatError(f"integer out of range in the {what}")
+        return value.astype(np.int64, copy=False)
+    items = as_list(value, what)
+    if not all(type(item) is int for item in items):  # parsed answers hold plain ints
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+                raise AnswerFormatError(f"expected integers in the {what}, got {_kind(item)}")
+    try:
+        array = np.array(items, dtype=np.int64)
+    except OverflowError as error:
+        raise AnswerFormatError(f"integer out of range in the {what}") from error
+    if array.size and (array.max() >= INT_LIMIT or array.min() <= -INT_LIMIT):
+        raise AnswerFormatError(f"integer out of range in the {what}")
+    return array
+
+
+def _kind(value: Any) -> str:
+    """A short, safe description of a value's type for error messages."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a word"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "a list"
+    if isinstance(value, (int, np.integer)):
+        return "an integer"
+    if isinstance(value, (float, np.floating)):
+        return "a number with a fraction"
+    if value is None:
+        return "nothing"
+    return "a " + type(value).__name__
+
+
+def render_value(value: Any) -> str:
+    """Write a solution back as answer text that :func:`parse_value` reads (lists, ints, words)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(render_value(item) for item in value) + "]"
+    if isinstance(value, (bool, float)) or not isinstance(value, (int, str, np.integer)):
+        raise TypeError(f"cannot render {type(value).__name__} as an answer")
+    return str(int(value)) if not isinstance(value, str) else value

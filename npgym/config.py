@@ -1,0 +1,122 @@
+"""Generator configurations: pydantic models with tier presets and a continuous difficulty knob.
+
+Every task has a config model (a subclass of :class:`GeneratorConfig`) and four presets, the
+published NP-ENGINE tiers. The difficulty knob in [0, 1] places the tiers at 0.2 (easy), 0.4
+(medium), 0.6 (hard) and 0.8 (benchmark) and interpolates numeric fields linearly between them;
+below 0.2 and above 0.8 it extrapolates the nearest segment, so 0 is easier than *easy* and 1
+harder than *benchmark*. Integer fields are rounded, every value is clamped to its field's bounds,
+and non-numeric fields (a metric, a flag) come from the tier at or below the knob.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import annotated_types
+from pydantic import BaseModel, ConfigDict, model_validator
+
+TIERS = ("easy", "medium", "hard", "benchmark")
+TIER_DIFFICULTY = {"easy": 0.2, "medium": 0.4, "hard": 0.6, "benchmark": 0.8}
+
+C = TypeVar("C", bound="GeneratorConfig")
+
+
+class GeneratorConfig(BaseModel):
+    """Base of the per-task generator configs: frozen, unknown keys rejected.
+
+    Any pair of fields ``x_min`` / ``x_max`` is checked to be ordered, so a range written
+    backwards gets an error that names both fields.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="after")
+    def _ranges_ordered(self) -> GeneratorConfig:
+        for name in type(self).model_fields:
+            if name.endswith("_min"):
+                partner = name[: -len("_min")] + "_max"
+                low, high = getattr(self, name), getattr(self, partner, None)
+                if high is not None and low > high:
+                    raise ValueError(f"{name} ({low}) must not exceed {partner} ({high})")
+        return self
+
+
+def resolve_config(
+    presets: Mapping[str, C],
+    tier: str | None,
+    difficulty: float | None,
+    overrides: Mapping[str, Any] | BaseModel | None,
+) -> C:
+    """The config for a tier or a difficulty, with ``overrides`` applied and validated.
+
+    ``overrides`` may be a complete config of the task's type (used as is) or a mapping of field
+    values laid over the preset.
+    """
+    config_type = type(presets[TIERS[0]])
+    if isinstance(overrides, BaseModel):
+        if not isinstance(overrides, config_type):
+            raise TypeError(f"expected a {config_type.__name__}, got {type(overrides).__name__}")
+        return overrides
+    if tier is not None and difficulty is not None:
+        raise ValueError("give a tier or a difficulty, not both")
+    if difficulty is not None:
+        base = interpolate(presets, difficulty)
+    else:
+        tier = tier or "medium"
+        if tier not in presets:
+            raise ValueError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
+        base = presets[tier]
+    if not overrides:
+        return base
+    return config_type.model_validate({**base.model_dump(), **dict(overrides)})
+
+
+def interpolate(presets: Mapping[str, C], difficulty: float) -> C:
+    """The config at ``difficulty`` in [0, 1], interpolated between the tier presets."""
+    if not isinstance(difficulty, (int, float)) or not 0.0 <= difficulty <= 1.0:
+        raise ValueError(f"difficulty must be a number in [0, 1], got {difficulty!r}")
+    anchors = [(TIER_DIFFICULTY[tier], presets[tier]) for tier in TIERS]
+    segment = 0
+    while segment < len(anchors) - 2 and difficulty > anchors[segment + 1][0]:
+        segment += 1
+    (x0, low), (x1, high) = anchors[segment], anchors[segment + 1]
+    weight = (difficulty - x0) / (x1 - x0)
+    floor_preset = anchors[0][1]
+    for x, preset in anchors:
+        if x <= difficulty:
+            floor_preset = preset
+    config_type = type(low)
+    values: dict[str, Any] = {}
+    for name, field in config_type.model_fields.items():
+        a, b = getattr(low, name), getattr(high, name)
+        if isinstance(a, bool) or not isinstance(a, (int, float)):
+            values[name] = getattr(floor_preset, name)
+            continue
+        value = a + (b - a) * weight
+        if isinstance(a, int) and isinstance(b, int):
+            value = math.floor(value + 0.5)
+        else:
+            value = round(value, 6)
+        values[name] = _clamp(value, field.metadata)
+    return config_type.model_validate(values)
+
+
+def _clamp(value: float, constraints: list[Any]) -> Any:
+    """Clamp ``value`` into the bounds declared on a pydantic field (``Field(ge=..., le=...)``)."""
+    integral = isinstance(value, int)
+    for constraint in constraints:
+        if isinstance(constraint, annotated_types.Ge):
+            value = max(value, constraint.ge)
+        elif isinstance(constraint, annotated_types.Gt):
+            value = max(
+                value, constraint.gt + 1 if integral else math.nextafter(constraint.gt, math.inf)
+            )
+        elif isinstance(constraint, annotated_types.Le):
+            value = min(value, constraint.le)
+        elif isinstance(constraint, annotated_types.Lt):
+            value = min(
+                value, constraint.lt - 1 if integral else math.nextafter(constraint.lt, -math.inf)
+            )
+    return value

@@ -1,0 +1,67 @@
+"""The base class of every task's instance: immutable, validated, losslessly JSON-serialisable."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict
+
+Int = Annotated[int, Strict()]
+"""An integer field that rejects bools, floats and numeric strings when read back from JSON."""
+NonNegInt = Annotated[int, Strict(), Field(ge=0)]
+
+T = TypeVar("T")
+
+META_FIELDS = ("task", "tier", "seed", "difficulty", "config")
+"""Fields that describe how an instance was made rather than the problem itself."""
+
+
+class Instance(BaseModel):
+    """One problem instance: the task's data fields plus generator metadata.
+
+    Fields hold plain Python values (ints, tuples) so the instance is immutable, compares by
+    value and round-trips through JSON exactly: ``Task.from_json(inst.to_json()) == inst``. The
+    numpy arrays that the verifiers need are derived once per instance and kept in a private cache
+    (see :meth:`cached`), which takes no part in equality or serialisation.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task: str
+    tier: str | None = None
+    seed: NonNegInt | None = None
+    difficulty: float | None = None
+    config: dict[str, Any] | None = None
+
+    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    canonical_fields: ClassVar[tuple[str, ...]] = ()
+    """The task's data fields that TASKS.md names as the export contract."""
+
+    def to_json(self) -> str:
+        """Compact, deterministic JSON with the canonical fields at the top level."""
+        return self.model_dump_json()
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the problem data alone (no metadata): equal problems, equal fingerprints.
+
+        Used to detect the same instance in two datasets however it was generated.
+        """
+        data = self.model_dump_json(exclude=set(META_FIELDS) - {"task"})
+        return hashlib.sha256(data.encode()).hexdigest()
+
+    def cached(self, key: str, compute: Callable[[], T]) -> T:
+        """Return ``compute()``, computed once per instance and kept under ``key``."""
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = compute()
+            return value
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return self.cached("hash", lambda: hash(self.to_json()))

@@ -1,0 +1,232 @@
+"""The task base class: generation, prompt, parsing, verification, reference and reward.
+
+A task subclass supplies the problem-specific parts: ``build`` (the generator), ``prompt``,
+``to_solution`` (answer shape), ``check`` (the numba-backed verifier) and ``solve`` (reference
+solvers), plus its instance and config types and tier presets. Everything else (seeding, tiers,
+difficulty, answer extraction, reward, memoised references, JSON) lives here once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from npgym.answer import AnswerFormatError, parse_answer, render_value
+from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
+from npgym.instance import Instance
+from npgym.results import Objective, Reference, Score, Verdict
+from npgym.reward import DEFAULT_REWARD, RewardConfig, Sense, clip_ratio, optimality_ratio
+
+InstanceT = TypeVar("InstanceT", bound=Instance)
+ConfigT = TypeVar("ConfigT", bound=GeneratorConfig)
+
+DEFAULT_TIME_LIMIT = 60.0
+"""Seconds an exact reference solver may spend before it reports its best bound instead."""
+
+
+class Task(ABC, Generic[InstanceT, ConfigT]):
+    """One NP-hard task. Subclasses set the class attributes and implement the abstract methods."""
+
+    name: ClassVar[str]
+    category: ClassVar[str]
+    """NP-Bench category: graph clustering, resource scheduling, graph partitioning, subset
+    selection or path planning."""
+    sense: ClassVar[Sense]
+    objective_name: ClassVar[str]
+    """What the objective measures, for feedback text ("tour length", "clique size")."""
+    instance_type: ClassVar[type[Instance]]
+    tiers: ClassVar[Mapping[str, GeneratorConfig]]
+
+    # --- generation --------------------------------------------------------------------------
+
+    def config(
+        self,
+        tier: str | None = None,
+        difficulty: float | None = None,
+        overrides: Mapping[str, Any] | BaseModel | None = None,
+    ) -> ConfigT:
+        """The generator config for a tier (default ``medium``) or a difficulty in [0, 1].
+
+        ``overrides`` lays field values over it (``{"n_min": 60, "n_max": 80}``) or replaces it
+        with a complete config; bad values raise a ``pydantic.ValidationError`` naming the field.
+        """
+        return resolve_config(self.tiers, tier, difficulty, overrides)  # type: ignore[return-value]
+
+    def generate(
+        self,
+        seed: int,
+        tier: str | None = None,
+        difficulty: float | None = None,
+        config: Mapping[str, Any] | BaseModel | None = None,
+    ) -> InstanceT:
+        """A fresh instance; the same arguments give the same instance on every machine."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        resolved = self.config(tier, difficulty, config)
+        if isinstance(config, BaseModel):
+            tier, difficulty = None, None
+        elif difficulty is None:
+            tier = tier or "medium"
+            difficulty = TIER_DIFFICULTY[tier]
+        rng = np.random.default_rng(int(seed))
+        fields = self.build(rng, resolved)
+        return self.instance_type(  # type: ignore[return-value]
+            task=self.name,
+            tier=tier,
+            seed=int(seed),
+            difficulty=difficulty,
+            config=resolved.model_dump(mode="json"),
+            **fields,
+        )
+
+    @abstractmethod
+    def build(self, rng: np.random.Generator, config: ConfigT) -> dict[str, Any]:
+        """Draw the instance's data fields from ``rng``.
+
+        Only integer draws, ``rng.random()``, permutations and choices: they give the same values
+        on every platform, whereas normal or exponential draws go through libm and may not.
+        """
+
+    def from_json(self, text: str | bytes) -> InstanceT:
+        """Read an instance back from :meth:`Instance.to_json` output (validated)."""
+        return self.instance_type.model_validate_json(text)  # type: ignore[return-value]
+
+    # --- prompt -------------------------------------------------------------------------------
+
+    @abstractmethod
+    def prompt(self, instance: InstanceT) -> str:
+        """The problem statement: data, objective, exact answer format, and the instruction to
+        think step by step and finish with ``Answer: <answer>``. Plain ASCII."""
+
+    # --- answers ------------------------------------------------------------------------------
+
+    @abstractmethod
+    def to_solution(self, value: Any) -> Any:
+        """Coerce a parsed answer value (or a solution a user passes) into the task's solution
+        shape, raising :class:`AnswerFormatError` when it does not have that shape."""
+
+    @abstractmethod
+    def check(self, instance: InstanceT, solution: Any) -> Verdict:
+        """Feasibility and objective of a solution already in the task's shape."""
+
+    def parse(self, completion: str) -> Any:
+        """The solution in a model's completion; raises :class:`AnswerFormatError`."""
+        return self.to_solution(parse_answer(completion))
+
+    def verify(self, instance: InstanceT, solution: Any) -> Verdict:
+        """Verdict on an already-parsed solution (a list, nested lists, an array...)."""
+        try:
+            shaped = self.to_solution(solution)
+        except AnswerFormatError as error:
+            return Verdict(False, None, str(error))
+        return self.check(instance, shaped)
+
+    def format_answer(self, solution: Any) -> str:
+        """The ``Answer: ...`` text that :meth:`score` accepts for ``solution``."""
+        return "Answer: " + render_value(solution)
+
+    # --- reference ----------------------------------------------------------------------------
+
+    def reference(
+        self, instance: InstanceT, *, exact: bool = True, time_limit: float | None = None
+    ) -> Reference:
+        """The best known solution: heuristic, then (``exact=True``) a proof of optimality.
+
+        Memoised per instance, so scoring many completions of one instance solves it once.
+        """
+        limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+        return instance.cached(
+            f"reference:{exact}:{limit}",
+            lambda: self.solve(instance, exact=exact, time_limit=limit),
+        )
+
+    @abstractmethod
+    def solve(self, instance: InstanceT, *, exact: bool, time_limit: float) -> Reference:
+        """Compute a reference: the fast heuristic, then the exact method within ``time_limit``
+        seconds when ``exact``. Deterministic unless the time limit is hit."""
+
+    # --- scoring ------------------------------------------------------------------------------
+
+    def ratio(self, objective: Objective, reference_objective: Objective | None) -> float:
+        """Unclipped optimality ratio of a feasible answer (TASKS.md, ``R_optimal``)."""
+        if reference_objective is None:
+            raise ValueError(f"{self.name} reference has no objective")
+        return optimality_ratio(objective, reference_objective, self.sense)
+
+    def score(
+        self,
+        instance: InstanceT,
+        completion: str,
+        reference: Reference | Objective | None = None,
+        reward: RewardConfig | None = None,
+    ) -> Score:
+        """Reward a completion (text in, :class:`Score` out). Never raises on any text.
+
+        ``reference`` is the reference (or its objective) to compare against; by default the
+        task's exact reference, computed once per instance.
+        """
+        weights = reward or DEFAULT_REWARD
+        if reference is None:
+            reference = self.reference(instance)
+        reference_objective = reference.objective if isinstance(reference, Reference) else reference
+        if isinstance(completion, bytes):
+            completion = completion.decode("utf-8", errors="replace")
+        try:
+            solution = self.parse(completion)
+        except AnswerFormatError as error:
+            return _failed(weights, False, None, reference_objective, str(error))
+        verdict = self.check(instance, solution)
+        if not verdict.feasible:
+            return _failed(weights, True, verdict.objective, reference_objective, verdict.reason)
+        ratio = self.ratio(verdict.objective, reference_objective)  # type: ignore[arg-type]
+        optimality = clip_ratio(ratio)
+        feasibility_reward = weights.optimality_weight * optimality
+        return Score(
+            reward=weights.format_ok + feasibility_reward,
+            format_ok=True,
+            feasible=True,
+            objective=verdict.objective,
+            reference_objective=reference_objective,
+            ratio=ratio,
+            optimality=optimality,
+            reason="",
+            format_reward=weights.format_ok,
+            feasibility_reward=feasibility_reward,
+        )
+
+    def feedback(self, score: Score) -> str:
+        """One line a model can act on: why the answer failed, or how good it was."""
+        if not score.format_ok:
+            return f"Format error: {score.reason}. Finish with 'Answer: <answer>' as instructed."
+        if not score.feasible:
+            return f"Infeasible: {score.reason}."
+        if score.optimality >= 1.0:
+            return f"Feasible and optimal: {self.objective_name} {score.objective}."
+        better = "lower" if self.sense == "min" else "higher"
+        return f"Feasible, {self.objective_name} {score.objective}; the best known is {better}."
+
+
+def _failed(
+    weights: RewardConfig,
+    format_ok: bool,
+    objective: Objective | None,
+    reference_objective: Objective | None,
+    reason: str,
+) -> Score:
+    format_reward = weights.format_ok if format_ok else weights.format_fail
+    return Score(
+        reward=format_reward + weights.infeasible,
+        format_ok=format_ok,
+        feasible=False,
+        objective=objective,
+        reference_objective=reference_objective,
+        ratio=None,
+        optimality=0.0,
+        reason=reason,
+        format_reward=format_reward,
+        feasibility_reward=weights.infeasible,
+    )

@@ -1,0 +1,1 @@
+"""One package per task; each is registered in :mod:`npgym.registry`."""

@@ -1,0 +1,64 @@
+"""The TSP instance: a symmetric integer distance matrix, with coordinates when Euclidean."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import numpy as np
+from pydantic import model_validator
+
+from npgym.instance import Instance, Int
+
+MAX_CITIES = 2000
+MAX_DISTANCE = 10**9
+
+
+class TSPInstance(Instance):
+    """``distances[i][j]`` is the distance between cities i and j (symmetric, zero diagonal).
+
+    ``coordinates`` (integer points) is present for Euclidean instances, whose distances are the
+    Euclidean distances rounded to the nearest integer.
+    """
+
+    task: Literal["TSP"] = "TSP"
+    distances: tuple[tuple[Int, ...], ...]
+    coordinates: tuple[tuple[Int, Int], ...] | None = None
+
+    canonical_fields: ClassVar[tuple[str, ...]] = ("distances",)
+
+    @model_validator(mode="after")
+    def _valid_matrix(self) -> TSPInstance:
+        n = len(self.distances)
+        if not 3 <= n <= MAX_CITIES:
+            raise ValueError(f"a TSP instance needs 3 to {MAX_CITIES} cities, got {n}")
+        if any(len(row) != n for row in self.distances):
+            raise ValueError(f"distances must be a {n} x {n} matrix")
+        matrix = _as_array(self.distances)
+        if (matrix < 0).any() or (matrix > MAX_DISTANCE).any():
+            raise ValueError(f"distances must lie in 0..{MAX_DISTANCE}")
+        if (matrix != matrix.T).any():
+            raise ValueError("distances must be symmetric")
+        if np.diagonal(matrix).any():
+            raise ValueError("distances from a city to itself must be 0")
+        if self.coordinates is not None and len(self.coordinates) != n:
+            raise ValueError(f"coordinates must list {n} points")
+        return self
+
+    @property
+    def n(self) -> int:
+        """Number of cities."""
+        return len(self.distances)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The distances as a read-only int64 array (built once per instance)."""
+        return self.cached("matrix", lambda: _as_array(self.distances))
+
+
+def _as_array(rows: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    try:
+        matrix = np.array(rows, dtype=np.int64)
+    except OverflowError as error:
+        raise ValueError(f"distances must lie in 0..{MAX_DISTANCE}") from error
+    matrix.setflags(write=False)
+    return matrix

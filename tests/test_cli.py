@@ -1,0 +1,81 @@
+"""The npgym command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import npgym
+from npgym.cli import main
+from npgym.seeding import derive_seed
+
+
+def test_list_names_every_task() -> None:
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 0
+    for task in npgym.list_tasks():
+        assert f"npgym/{task}-benchmark" in result.output
+
+
+def test_generate_then_score(tmp_path: Path) -> None:
+    data = tmp_path / "tsp.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["generate", "TSP", "--tier", "easy", "-n", "3", "--seed", "5", "-o", str(data)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    assert len(rows) == 3
+    task = npgym.get_task("TSP")
+    for index, row in enumerate(rows):
+        assert row["seed"] == derive_seed(5, "TSP", "easy", index)
+        instance = task.from_json(row["instance"])
+        assert instance == task.generate(row["seed"], tier="easy")
+        assert row["prompt"] == task.prompt(instance)
+        assert row["proven_optimal"] and row["reference_method"] == "exact"
+        assert json.loads(row["reference"])["objective"] == row["reference_objective"]
+
+    completions = tmp_path / "completions.jsonl"
+    answers = [
+        {
+            "id": rows[0]["id"],
+            "completion": task.format_answer(json.loads(rows[0]["reference"])["solution"]),
+        },
+        {"id": rows[1]["id"], "completions": ["Answer: [0, 0]", "nothing"]},
+        {"id": "not-in-data", "completion": "Answer: [1]"},
+    ]
+    completions.write_text("".join(json.dumps(a) + "\n" for a in answers))
+    scores_path = tmp_path / "scores.jsonl"
+    result = runner.invoke(
+        main, ["score", str(data), "--completions", str(completions), "-o", str(scores_path)]
+    )
+    assert result.exit_code == 0, result.output
+    scored = [json.loads(line) for line in scores_path.read_text().splitlines()]
+    assert [s["reward"] for s in scored[0]["scores"]] == [2.0]
+    assert [s["reward"] for s in scored[1]["scores"]] == [-0.5, -2.5]
+    assert [s["reward"] for s in scored[2]["scores"]] == [-2.5]
+    assert "1 completion ids not in" in result.output
+    assert "1 rows had no completion" in result.output
+    assert "4 completions" in result.output
+
+
+def test_generate_rejects_bad_config() -> None:
+    result = CliRunner().invoke(main, ["generate", "TSP", "--config", '{"n_min": 0}'])
+    assert result.exit_code != 0 and "n_min" in result.output
+    result = CliRunner().invoke(main, ["generate", "Nope"])
+    assert result.exit_code != 0 and "unknown task" in result.output
+
+
+def test_score_reports_a_malformed_file(tmp_path: Path) -> None:
+    data = tmp_path / "bad.jsonl"
+    data.write_text('{"id": 1}\nnot json\n')
+    result = CliRunner().invoke(main, ["score", str(data)])
+    assert result.exit_code != 0 and "bad.jsonl:2" in result.output
+
+
+def test_derived_seeds_do_not_overlap_across_base_seeds() -> None:
+    first = {derive_seed(0, "TSP", "easy", i) for i in range(1000)}
+    second = {derive_seed(1, "TSP", "easy", i) for i in range(1000)}
+    assert len(first) == 1000 and not first & second

@@ -1,0 +1,213 @@
+"""TSP: hand-checked instances, kernel vs. pure twin, solvers vs. brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from npgym.heuristics import tsp as solvers
+
+import npgym
+from npgym.tasks.tsp import TSPConfig, TSPInstance
+from npgym.tasks.tsp.verifier import check_tour, check_tour_python
+
+TASK = npgym.get_task("TSP")
+
+# A 4-city square with side 3 and diagonal 5 (hand-checked): the perimeter 0-1-2-3 is optimal.
+SQUARE = TSPInstance(
+    distances=[[0, 3, 5, 3], [3, 0, 3, 5], [5, 3, 0, 3], [3, 5, 3, 0]],
+)
+
+
+def brute_force(dist: np.ndarray) -> int:
+    n = dist.shape[0]
+    return min(
+        int(solvers.tour_length(dist, np.array((0, *rest), dtype=np.int64)))
+        for rest in itertools.permutations(range(1, n))
+    )
+
+
+def random_matrix(rng: np.random.Generator, n: int, metric: str) -> np.ndarray:
+    instance = TASK.generate(
+        int(rng.integers(2**32)), config=TSPConfig(n_min=n, n_max=n, metric=metric)
+    )
+    return instance.matrix
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "objective", "reason"),
+    [
+        ([0, 1, 2, 3, 0], True, 12, ""),
+        ([2, 1, 0, 3, 2], True, 12, ""),
+        ([0, 2, 1, 3, 0], True, 16, ""),
+        ([0, 1, 2, 3], False, None, "tour does not return to 0 (it ends at 3)"),
+        ([0, 1, 1, 3, 0], False, None, "city 1 visited twice"),
+        ([0, 1, 2, 0], False, None, "city 3 missing"),
+        ([0, 1, 2, 7, 0], False, None, "city 7 does not exist (cities are 0 to 3)"),
+        ([0, -1, 2, 3, 0], False, None, "city -1 does not exist (cities are 0 to 3)"),
+        ([0], False, None, "tour has 1 entries; it must list all 4 cities and return to the first"),
+        ([], False, None, "tour has 0 entries; it must list all 4 cities and return to the first"),
+        ([0, 0], False, None, "city 1 missing"),
+        ([0, 1, 2, 3, 1, 0], False, None, "city 1 visited twice"),
+    ],
+)
+def test_square_verdicts(answer: list[int], feasible: bool, objective: int, reason: str) -> None:
+    verdict = TASK.verify(SQUARE, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+
+
+def test_square_reference_is_the_perimeter() -> None:
+    reference = TASK.reference(SQUARE)
+    assert reference.objective == 12
+    assert reference.proven_optimal and reference.method == "exact"
+    assert reference.solution in ([0, 1, 2, 3, 0], [0, 3, 2, 1, 0])
+    assert TASK.score(SQUARE, "Answer: [0, 1, 2, 3, 0]").reward == 2.0
+    assert TASK.score(SQUARE, "Answer: [0, 2, 1, 3, 0]").reward == pytest.approx(1.75)
+
+
+@st.composite
+def matrices_and_tours(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
+    n = draw(st.integers(3, 8))
+    upper = np.triu(
+        np.array(draw(st.lists(st.integers(0, 1000), min_size=n * n, max_size=n * n))).reshape(
+            n, n
+        ),
+        1,
+    )
+    dist = upper + upper.T
+    tour = draw(
+        st.lists(st.integers(-2, n + 1), max_size=n + 3)
+        | st.permutations(range(n)).map(lambda p: [*p, p[0]])
+        | st.permutations(range(n)).map(list)
+    )
+    return dist, tour
+
+
+@given(case=matrices_and_tours())
+def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]]) -> None:
+    dist, tour = case
+    kernel = check_tour(dist, np.array(tour, dtype=np.int64))
+    assert tuple(int(v) for v in kernel) == check_tour_python(dist.tolist(), tour)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "uniform"])
+def test_solvers_agree_with_brute_force_on_small_instances(metric: str) -> None:
+    rng = np.random.default_rng(1)
+    for n in range(4, 9):
+        for _ in range(3):
+            dist = random_matrix(rng, n, metric)
+            optimum = brute_force(dist)
+            tour, length = solvers.held_karp(dist)
+            assert length == optimum == solvers.tour_length(dist, tour)
+            exact = solvers.branch_and_cut(dist, time_limit=30)
+            assert exact.proven_optimal and exact.length == optimum == exact.lower_bound
+            assert solvers.tour_length(dist, exact.tour) == optimum
+            assert sorted(exact.tour.tolist()) == list(range(n))
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "uniform"])
+def test_branch_and_cut_matches_held_karp_on_medium_instances(metric: str) -> None:
+    rng = np.random.default_rng(2)
+    for n in (11, 13, 14):
+        dist = random_matrix(rng, n, metric)
+        _, optimum = solvers.held_karp(dist)
+        exact = solvers.branch_and_cut(dist, time_limit=30)
+        assert exact.proven_optimal and exact.length == optimum
+        heuristic_tour, heuristic_length = solvers.heuristic_tour(dist)
+        assert heuristic_length >= optimum
+        assert solvers.tour_length(dist, heuristic_tour) == heuristic_length
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 25))
+def test_local_search_keeps_a_permutation_and_never_worsens(seed: int, n: int) -> None:
+    dist = random_matrix(np.random.default_rng(seed), n, "uniform")
+    tour = np.random.default_rng(seed).permutation(n).astype(np.int64)
+    before = solvers.tour_length(dist, tour)
+    solvers.local_search(dist, tour)
+    assert sorted(tour.tolist()) == list(range(n))
+    assert solvers.tour_length(dist, tour) <= before
+
+
+def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
+    dist = random_matrix(np.random.default_rng(3), 60, "euclidean")
+    result = solvers.branch_and_cut(dist, time_limit=0.01)
+    assert result.lower_bound <= result.length
+    assert result.proven_optimal == (result.lower_bound == result.length)
+    assert sorted(result.tour.tolist()) == list(range(60))
+
+
+def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
+    instance = TASK.generate(0, config={"n_min": 70, "n_max": 70})
+    reference = TASK.reference(instance, time_limit=0.01)
+    if reference.proven_optimal:
+        pytest.fail("a 70-city proof in 10 ms is not expected; the test needs a harder instance")
+    assert reference.method == "heuristic"
+    assert reference.bound <= reference.objective
+    assert reference.gap == pytest.approx(
+        (reference.objective - reference.bound) / reference.objective
+    )
+    assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+def test_held_karp_refuses_large_instances() -> None:
+    with pytest.raises(ValueError, match="at most"):
+        solvers.held_karp(np.zeros((17, 17), dtype=np.int64))
+
+
+def test_canonical_tour_starts_at_zero_with_the_smaller_neighbour() -> None:
+    assert solvers.canonical_tour(np.array([2, 0, 3, 1])) == [0, 2, 1, 3, 0]
+    assert solvers.canonical_tour(np.array([3, 1, 2, 0])) == [0, 2, 1, 3, 0]
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_respects_the_tier(tier: str) -> None:
+    config = TASK.tiers[tier]
+    for seed in range(5):
+        instance = TASK.generate(seed, tier=tier)
+        assert config.n_min <= instance.n <= config.n_max
+        matrix = instance.matrix
+        if config.metric == "euclidean":
+            points = np.array(instance.coordinates)
+            assert len({tuple(p) for p in points.tolist()}) == instance.n
+            assert points.min() >= 0 and points.max() <= config.grid
+            exact = np.sqrt(((points[:, None] - points[None]) ** 2).sum(-1))
+            assert np.abs(matrix - exact).max() <= 0.5
+        else:
+            assert instance.coordinates is None
+            off_diagonal = matrix[~np.eye(instance.n, dtype=bool)]
+            assert off_diagonal.min() >= config.distance_min
+            assert off_diagonal.max() <= config.distance_max
+
+
+def test_prompt_holds_the_whole_distance_table() -> None:
+    instance = TASK.generate(4, tier="benchmark")
+    prompt = TASK.prompt(instance)
+    for i, row in enumerate(instance.distances):
+        assert f"\n{i}: {' '.join(map(str, row))}\n" in prompt
+    assert f"list of {instance.n + 1} city numbers" in prompt
+
+
+@pytest.mark.parametrize(
+    ("distances", "message"),
+    [
+        ([[0, 1], [1, 0]], "3 to"),
+        ([[0, 1, 2], [1, 0, 3], [2, 3]], "matrix"),
+        ([[0, 1, 2], [1, 0, 3], [2, 4, 0]], "symmetric"),
+        ([[1, 1, 2], [1, 0, 3], [2, 3, 0]], "itself"),
+        ([[0, -1, 2], [-1, 0, 3], [2, 3, 0]], "lie in"),
+        ([[0, 1.5, 2], [1.5, 0, 3], [2, 3, 0]], "integer"),
+    ],
+)
+def test_bad_instances_are_rejected(distances: list[list[float]], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TSPInstance(distances=distances)
+
+
+def test_config_override_changes_the_size() -> None:
+    instance = TASK.generate(0, tier="hard", config={"n_min": 60, "n_max": 62})
+    assert 60 <= instance.n <= 62 and instance.tier == "hard"
+    with pytest.raises(ValueError, match="grid"):
+        TASK.config("easy", overrides={"grid": 2, "n_max": 20})
