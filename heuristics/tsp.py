@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
-from npgym.heuristics._numba import njit
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_matrix
+
+from npgym.heuristics._numba import njit
 
 HELD_KARP_MAX_CITIES = 16
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from npgym.heuristics import tsp as solvers
 
 import npgym
+from npgym.heuristics import tsp as solvers
 from npgym.tasks.tsp import TSPConfig, TSPInstance
 from npgym.tasks.tsp.verifier import check_tour, check_tour_python
 
