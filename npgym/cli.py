@@ -162,6 +162,288 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
     click.echo(_summary(scores), err=True)
 
 
+@main.group()
+def bench() -> None:
+    """Build NP-Bench (or a training set) with certified references."""
+
+
+@bench.command("build")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--n",
+    "count",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Instances per task.",
+)
+@click.option("--tasks", help="Comma-separated task names (default: all registered).")
+@click.option("--tier", type=click.Choice(TIERS), help="One tier (default: benchmark).")
+@click.option("--mix", help="Tier mix for training sets, e.g. easy:5,medium:4,hard:1.")
+@click.option(
+    "--split",
+    type=click.Choice(["bench", "train"]),
+    default="bench",
+    show_default=True,
+    help="Seed stream; a train build may not contain benchmark instances.",
+)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option(
+    "--reference",
+    "reference_mode",
+    type=click.Choice(["exact", "heuristic", "none"]),
+    default="exact",
+    show_default=True,
+)
+@click.option("--time-limit", type=click.FloatRange(min=0.1), help="Seconds per exact proof.")
+@click.option("--workers", type=click.IntRange(min=1), help="Processes (default: all cores).")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
+@click.option(
+    "--exclude",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Built dataset whose instances must not appear (repeatable).",
+)
+@click.option("--drop-overlap", is_flag=True, help="Leave overlapping instances out instead.")
+def bench_build(
+    output: Path,
+    count: int,
+    tasks: str | None,
+    tier: str | None,
+    mix: str | None,
+    split: str,
+    seed: int,
+    reference_mode: str,
+    time_limit: float | None,
+    workers: int | None,
+    backend: str,
+    ray_address: str | None,
+    exclude: tuple[Path, ...],
+    drop_overlap: bool,
+) -> None:
+    """Build instances with references into OUTPUT (resumes an interrupted build)."""
+    from npgym.npbench.build import BuildError, BuildSpec, build
+
+    if tier and mix:
+        raise click.UsageError("give --tier or --mix, not both")
+    try:
+        spec = BuildSpec(
+            split=split,
+            tasks=tuple(tasks.split(",")) if tasks else tuple(list_tasks()),
+            n=count,
+            mix=_parse_mix(mix) if mix else {tier or "benchmark": 1.0},
+            seed=seed,
+            reference=reference_mode,
+            time_limit=time_limit,
+        )
+        summary = build(
+            spec,
+            output,
+            workers=workers,
+            backend=backend,
+            ray_address=ray_address,
+            exclude=exclude,
+            drop_overlap=drop_overlap,
+        )
+    except (ValidationError, KeyError, BuildError) as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(
+        f"built {summary.computed} instances ({summary.resumed} resumed) in "
+        f"{summary.wall_seconds:.1f} s; generation {summary.generation_seconds:.1f} s, "
+        f"references {summary.reference_seconds:.1f} s (summed over workers)",
+        err=True,
+    )
+    for name, task in summary.manifest["tasks"].items():
+        click.echo(
+            f"  {name:<20} {task['count']:>5} instances, "
+            f"{task['proven_optimal']:.0%} proven optimal",
+            err=True,
+        )
+
+
+@main.command("export")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "parquet", "verl", "trl"]), required=True
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--split-name", default="test", show_default=True, help="verl extra_info.split.")
+def export_command(dataset: Path, fmt: str, output: Path, split_name: str) -> None:
+    """Export a built DATASET folder as one file for datasets, verl or TRL."""
+    from npgym.npbench.build import BuildError, read_dataset
+    from npgym.npbench.export import export_rows
+
+    try:
+        written = export_rows(read_dataset(dataset), fmt, output, split=split_name)
+    except (BuildError, RecordError) as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"wrote {written} rows to {output}", err=True)
+
+
+@main.group("import")
+def import_group() -> None:
+    """Import instances published elsewhere, with npgym-certified references."""
+
+
+@import_group.command("np-engine")
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--time-limit", type=click.FloatRange(min=0.1), help="Seconds per exact proof.")
+def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | None) -> None:
+    """Read NP-ENGINE question FILES, certify references, write an npgym dataset folder."""
+    from npgym.npbench.importers import NPEngineFormatError, import_np_engine_files
+
+    try:
+        summary = import_np_engine_files(files, output, time_limit=time_limit)
+    except NPEngineFormatError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(summary, err=True)
+
+
+@main.command("eval")
+@click.argument(
+    "dataset", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--completions",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSONL rows: id and completion (or completions, k samples).",
+)
+@click.option(
+    "--agent",
+    type=click.Choice(["random", "greedy", "heuristic"]),
+    help="Built-in baseline instead of a model.",
+)
+@click.option("--endpoint", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")
+@click.option("--model", help="Model name at the endpoint.")
+@click.option(
+    "--samples",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Completions per instance (agents and endpoints).",
+)
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=600,
+    show_default=True,
+    help="Seconds per request.",
+)
+@click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True)
+@click.option("--temperature", type=float, default=0.6, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Completion token limit.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Report folder (default: <dataset>/eval-<source>).",
+)
+@click.option(
+    "--compare",
+    nargs=2,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Show two report.json files side by side instead.",
+)
+def eval_command(
+    dataset: Path | None,
+    completions: Path | None,
+    agent: str | None,
+    endpoint: str | None,
+    model: str | None,
+    samples: int,
+    concurrency: int,
+    timeout: float,
+    max_retries: int,
+    temperature: float,
+    max_tokens: int | None,
+    output: Path | None,
+    compare: tuple[Path, Path] | None,
+) -> None:
+    """Score completions on a built DATASET: Success Rate and Average Ratio per task, category
+    and overall; writes report.json, report.md and report.png."""
+    from npgym.npbench import evaluate as evaluation
+    from npgym.npbench.build import BuildError, read_dataset
+
+    if compare:
+        first, second = (json.loads(path.read_text()) for path in compare)
+        click.echo(evaluation.compare(first, second))
+        return
+    sources = [s for s in (completions, agent, endpoint) if s is not None]
+    if dataset is None or len(sources) != 1:
+        raise click.UsageError("give DATASET and one of --completions, --agent or --endpoint")
+    if endpoint and not model:
+        raise click.UsageError("--endpoint needs --model")
+    try:
+        rows = list(read_dataset(dataset))
+        source = str(completions.name if completions else agent or model)
+        folder = output or dataset / f"eval-{_slug(source)}"
+        if completions is not None:
+            texts = evaluation.read_completions(completions)
+        elif agent is not None:
+            from npgym.npbench.agents import agent_completions
+
+            texts = agent_completions(rows, agent, samples=samples)
+            _save_completions(texts.texts, folder / "completions.jsonl")
+        else:
+            from npgym.npbench.client import sample_endpoint
+
+            sampled = folder / "completions.jsonl"
+            run = sample_endpoint(
+                rows,
+                sampled,
+                endpoint=endpoint,
+                model=model,
+                samples=samples,
+                concurrency=concurrency,
+                timeout=timeout,
+                max_retries=max_retries,
+                temperature=temperature,
+                max_tokens=max_tokens,
+            )
+            click.echo(
+                f"sampled {run.written} instances ({run.skipped} already done, "
+                f"{len(run.failed)} failed)",
+                err=True,
+            )
+            for identifier, reason in list(run.failed.items())[:5]:
+                click.echo(f"  {identifier}: {reason}", err=True)
+            texts = evaluation.read_completions(sampled)
+        report = evaluation.evaluate(rows, texts, source=source)
+    except (BuildError, RecordError, evaluation.CompletionsError) as error:
+        raise click.ClickException(str(error)) from error
+    for warning in texts.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    paths = evaluation.write_report(report, folder)
+    click.echo(evaluation.markdown(report))
+    click.echo(f"report: {', '.join(str(p) for p in paths)}", err=True)
+
+
+def _parse_mix(text: str) -> dict[str, float]:
+    mix: dict[str, float] = {}
+    for part in text.split(","):
+        tier, _, weight = part.partition(":")
+        try:
+            mix[tier.strip()] = float(weight) if weight else 1.0
+        except ValueError as error:
+            raise click.BadParameter(f"bad weight in {part!r}", param_hint="--mix") from error
+    return mix
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:60] or "run"
+
+
+def _save_completions(texts: dict[str, list[str]], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        write_jsonl(({"id": key, "completions": value} for key, value in texts.items()), handle)
+
+
 def _completions(rows: Any) -> dict[Any, list[str]]:
     """Map id -> completion texts from rows holding ``completion`` or ``completions``."""
     answers: dict[Any, list[str]] = {}

@@ -1,0 +1,1 @@
+"""NP-Bench: build datasets with certified references, export them, evaluate completions."""

@@ -1,0 +1,174 @@
+"""Export built datasets in the shapes that Hugging Face datasets, verl and TRL read.
+
+- ``jsonl`` / ``parquet``: npgym's rows as they are (instance and reference as JSON strings,
+  since tasks have different fields that do not fit one Arrow struct column).
+- ``verl``: RL parquet with ``data_source`` (the gym id), ``prompt`` (chat list), ``ability``,
+  ``reward_model {style: "rule", ground_truth: reference objective}`` and ``extra_info {index,
+  id, task, tier, instance, reference}`` for ``npgym.integrations.verl.compute_score``.
+- ``trl``: conversational ``prompt`` plus the columns the npgym TRL reward functions read
+  (``task``, ``instance``, ``reference``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from npgym.records import write_jsonl
+from npgym.registry import env_id, get_task
+
+ExportFormat = Literal["jsonl", "parquet", "verl", "trl"]
+FORMATS: tuple[str, ...] = ("jsonl", "parquet", "verl", "trl")
+ABILITY = "combinatorial_optimization"
+
+_CHAT = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
+
+
+def chat(prompt: str) -> list[dict[str, str]]:
+    """A prompt as a one-message chat (the conversational format of TRL and verl)."""
+    return [{"role": "user", "content": prompt}]
+
+
+def data_source(row: dict[str, Any]) -> str:
+    """The gym id of a row's task and tier (``npgym/<Task>`` when it has no tier)."""
+    tier = row.get("tier")
+    return env_id(row["task"], tier) if tier else f"npgym/{row['task']}"
+
+
+def verl_row(row: dict[str, Any], index: int, split: str) -> dict[str, Any]:
+    """One row in verl's RL dataset layout."""
+    return {
+        "data_source": data_source(row),
+        "prompt": chat(row["prompt"]),
+        "ability": ABILITY,
+        "reward_model": {"style": "rule", "ground_truth": row.get("reference_objective")},
+        "extra_info": {
+            "index": index,
+            "id": row["id"],
+            "split": split,
+            "task": row["task"],
+            "tier": row.get("tier"),
+            "category": get_task(row["task"]).category,
+            "instance": row["instance"],
+            "reference": row.get("reference"),
+        },
+    }
+
+
+def trl_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One row for TRL's GRPOTrainer: chat prompt plus what the reward functions need."""
+    return {
+        "prompt": chat(row["prompt"]),
+        "id": row["id"],
+        "task": row["task"],
+        "tier": row.get("tier"),
+        "instance": row["instance"],
+        "reference": row.get("reference"),
+        "reference_objective": row.get("reference_objective"),
+    }
+
+
+def export_rows(
+    rows: Iterable[dict[str, Any]], fmt: ExportFormat, output: str | Path, split: str = "test"
+) -> int:
+    """Write ``rows`` to ``output`` in ``fmt``; return how many rows were written.
+
+    ``trl`` writes JSON lines when ``output`` ends in ``.jsonl``, parquet otherwise.
+    """
+    rows = list(rows)
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "verl":
+        converted = [verl_row(row, index, split) for index, row in enumerate(rows)]
+        _write_parquet(converted, path, _verl_schema(rows))
+    elif fmt == "trl":
+        converted = [trl_row(row) for row in rows]
+        if path.suffix == ".jsonl":
+            _write_jsonl(converted, path)
+        else:
+            _write_parquet(converted, path, _trl_schema(rows))
+    elif fmt == "parquet":
+        _write_parquet(rows, path, _record_schema(rows))
+    elif fmt == "jsonl":
+        _write_jsonl(rows, path)
+    else:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return len(rows)
+
+
+def _write_jsonl(rows: list[dict[str, Any]], path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        write_jsonl(rows, handle)
+
+
+def _write_parquet(rows: list[dict[str, Any]], path: Path, schema: pa.Schema) -> None:
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def _objective_type(rows: list[dict[str, Any]]) -> pa.DataType:
+    """int64 when every reference objective is an integer (all npgym tasks), else float64."""
+    values = [row.get("reference_objective") for row in rows]
+    if all(value is None or isinstance(value, int) for value in values):
+        return pa.int64()
+    return pa.float64()
+
+
+def _record_schema(rows: list[dict[str, Any]]) -> pa.Schema:
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("task", pa.string()),
+            ("tier", pa.string()),
+            ("seed", pa.int64()),
+            ("difficulty", pa.float64()),
+            ("prompt", pa.string()),
+            ("instance", pa.string()),
+            ("reference", pa.string()),
+            ("reference_objective", _objective_type(rows)),
+            ("proven_optimal", pa.bool_()),
+            ("reference_method", pa.string()),
+        ]
+    )
+
+
+def _verl_schema(rows: list[dict[str, Any]]) -> pa.Schema:
+    extra = pa.struct(
+        [
+            ("index", pa.int64()),
+            ("id", pa.string()),
+            ("split", pa.string()),
+            ("task", pa.string()),
+            ("tier", pa.string()),
+            ("category", pa.string()),
+            ("instance", pa.string()),
+            ("reference", pa.string()),
+        ]
+    )
+    reward = pa.struct([("style", pa.string()), ("ground_truth", _objective_type(rows))])
+    return pa.schema(
+        [
+            ("data_source", pa.string()),
+            ("prompt", _CHAT),
+            ("ability", pa.string()),
+            ("reward_model", reward),
+            ("extra_info", extra),
+        ]
+    )
+
+
+def _trl_schema(rows: list[dict[str, Any]]) -> pa.Schema:
+    return pa.schema(
+        [
+            ("prompt", _CHAT),
+            ("id", pa.string()),
+            ("task", pa.string()),
+            ("tier", pa.string()),
+            ("instance", pa.string()),
+            ("reference", pa.string()),
+            ("reference_objective", _objective_type(rows)),
+        ]
+    )
