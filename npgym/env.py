@@ -9,9 +9,8 @@ from typing import Any
 import gymnasium as gym
 from gymnasium import spaces
 
-from npgym.instance import Instance
+from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
 from npgym.registry import get_task
-from npgym.results import Reference
 from npgym.reward import RewardConfig
 
 MAX_TEXT_CHARS = 1 << 20
@@ -21,17 +20,24 @@ TEXT_CHARSET = string.printable
 
 
 class NPGymEnv(gym.Env[str, str]):
-    """One task at one tier (or difficulty) as a single-step episode.
+    """One task at one tier (or difficulty): the prompt is the observation, text the action.
 
     ``reset(seed=s)`` generates the same instance as ``task.generate(seed=s, tier=...)`` and
     returns its prompt; ``info`` holds the ``instance`` and its ``reference``. ``step(text)``
-    scores the completion, ends the episode and returns the verifier's feedback as the next
-    observation and the score's fields in ``info``.
+    scores the completion and returns the verifier's feedback as the next observation and the
+    score's fields in ``info``.
 
-    Options (``gym.make("npgym/TSP-hard", **options)``): ``config`` overrides generator fields,
-    ``difficulty`` replaces the tier by the continuous knob, ``reward`` sets the reward weights
-    (a :class:`RewardConfig` or a mapping), ``exact_reference=False`` skips the optimality proof
-    and compares against the heuristic, ``reference_time_limit`` bounds the proof in seconds.
+    By default an episode is one answer. With ``max_attempts > 1`` it is multi-turn repair
+    (:mod:`npgym.multiturn`): after an infeasible or sub-optimal answer the feedback invites
+    another attempt, until an optimal answer or the last attempt. ``reward_policy`` (``best``,
+    ``last`` or ``discounted`` with ``discount``) sets the episode reward; each step's reward is
+    the change in it, so the return of an episode is its reward under the policy.
+
+    Other options (``gym.make("npgym/TSP-hard", **options)``): ``config`` overrides generator
+    fields, ``difficulty`` replaces the tier by the continuous knob, ``reward`` sets the reward
+    weights (a :class:`RewardConfig` or a mapping), ``exact_reference=False`` skips the
+    optimality proof and compares against the heuristic, ``reference_time_limit`` bounds the
+    proof in seconds.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 (gymnasium API)
@@ -46,6 +52,9 @@ class NPGymEnv(gym.Env[str, str]):
         reward: RewardConfig | Mapping[str, float] | None = None,
         exact_reference: bool = True,
         reference_time_limit: float | None = None,
+        max_attempts: int = 1,
+        reward_policy: RewardPolicy = "best",
+        discount: float = 0.9,
         render_mode: str | None = None,
     ) -> None:
         self.task = get_task(task)
@@ -60,15 +69,16 @@ class NPGymEnv(gym.Env[str, str]):
         )
         self.exact_reference = exact_reference
         self.reference_time_limit = reference_time_limit
+        self.repair = RepairConfig(
+            max_attempts=max_attempts, policy=reward_policy, discount=discount
+        )
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"unsupported render_mode {render_mode!r}")
         self.render_mode = render_mode
         self.observation_space = spaces.Text(MAX_TEXT_CHARS, min_length=0, charset=TEXT_CHARSET)
         self.action_space = spaces.Text(MAX_TEXT_CHARS, min_length=0, charset=TEXT_CHARSET)
-        self.instance: Instance | None = None
-        self.reference: Reference | None = None
+        self.session: RepairSession | None = None
         self._observation = ""
-        self._done = True
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -79,27 +89,33 @@ class NPGymEnv(gym.Env[str, str]):
         if given is not None:
             if not isinstance(given, self.task.instance_type):
                 raise TypeError(f"options['instance'] must be a {self.task.name} instance")
-            self.instance = given
+            instance = given
         else:
             instance_seed = seed if seed is not None else int(self.np_random.integers(2**63))
-            self.instance = self.task.generate(
-                instance_seed, self.tier, self.difficulty, self.overrides
-            )
-        self.reference = self.task.reference(
-            self.instance, exact=self.exact_reference, time_limit=self.reference_time_limit
+            instance = self.task.generate(instance_seed, self.tier, self.difficulty, self.overrides)
+        reference = self.task.reference(
+            instance, exact=self.exact_reference, time_limit=self.reference_time_limit
         )
-        self._observation = self.task.prompt(self.instance)
-        self._done = False
-        return self._observation, {"instance": self.instance, "reference": self.reference}
+        self.session = RepairSession(
+            self.task, instance, reference, self.repair, self.reward_config
+        )
+        self._observation = self.task.prompt(instance)
+        return self._observation, {"instance": instance, "reference": reference}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Score ``action`` (the model's whole completion) and end the episode."""
-        if self._done or self.instance is None or self.reference is None:
+        """Score ``action`` (the model's whole completion); the episode may go on (repair)."""
+        if self.session is None or self.session.done:
             raise RuntimeError("the episode is over; call reset() first")
-        score = self.task.score(self.instance, action, self.reference, self.reward_config)
-        self._done = True
-        self._observation = self.task.feedback(score)
-        return self._observation, score.reward, True, False, score.to_dict()
+        before = self.session.reward() if self.session.scores else 0.0
+        attempt = self.session.submit(action)
+        episode_reward = self.session.reward()
+        self._observation = attempt.feedback
+        info = {
+            **attempt.score.to_dict(),
+            "attempt": len(self.session.scores),
+            "episode_reward": episode_reward,
+        }
+        return self._observation, episode_reward - before, attempt.done, False, info
 
     def render(self) -> str | None:
         """The current observation text (``render_mode="ansi"``)."""
