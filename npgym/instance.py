@@ -39,6 +39,9 @@ class Instance(BaseModel):
 
     canonical_fields: ClassVar[tuple[str, ...]] = ()
     """The task's data fields that TASKS.md names as the export contract."""
+    meta_fields: ClassVar[tuple[str, ...]] = ()
+    """Task fields that describe the generator's construction (a planted solution, a label)
+    rather than the problem; like :data:`META_FIELDS` they stay out of :meth:`fingerprint`."""
 
     def to_json(self) -> str:
         """Compact, deterministic JSON with the canonical fields at the top level."""
@@ -49,15 +52,16 @@ class Instance(BaseModel):
 
         Used to detect the same instance in two datasets however it was generated.
         """
-        data = self.model_dump_json(exclude=set(META_FIELDS) - {"task"})
+        data = self.model_dump_json(exclude={*META_FIELDS, *self.meta_fields} - {"task"})
         return hashlib.sha256(data.encode()).hexdigest()
 
     def cached(self, key: str, compute: Callable[[], T]) -> T:
         """Return ``compute()``, computed once per instance and kept under ``key``."""
+        cache = self.__pydantic_private__["_cache"]  # direct: pydantic's __getattr__ is slow
         try:
-            return self._cache[key]
+            return cache[key]
         except KeyError:
-            value = self._cache[key] = compute()
+            value = cache[key] = compute()
             return value
 
     def __eq__(self, other: object) -> bool:

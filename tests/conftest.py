@@ -1,9 +1,44 @@
-"""Shared test settings: hypothesis profiles (the first call of a numba kernel compiles it, so no
-per-example deadline)."""
+"""Shared test settings.
 
+- numba caches compiled kernels on disk, but only notices changes to the file that defines a
+  kernel: a kernel that calls one from another file (``npgym.kernels.check_ids``) would keep a
+  stale copy. Tests therefore use a cache folder keyed by a hash of all kernel sources, so any
+  source change compiles afresh and an unchanged tree reuses its cache. ``NUMBA_CACHE_DIR``
+  set by the caller wins.
+- hypothesis: no per-example deadline (the first call of a numba kernel compiles it).
+"""
+
+import hashlib
 import os
+import shutil
+from pathlib import Path
 
-from hypothesis import HealthCheck, settings
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _source_digest() -> str:
+    digest = hashlib.sha256()
+    for folder in ("npgym", "heuristics"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _numba_cache_dir() -> str:
+    """This tree's cache folder; folders of older trees are removed."""
+    parent = ROOT / ".pytest_cache" / "numba"
+    current = parent / _source_digest()
+    if parent.exists():
+        for stale in parent.iterdir():
+            if stale != current:
+                shutil.rmtree(stale, ignore_errors=True)
+    return str(current)
+
+
+if "NUMBA_CACHE_DIR" not in os.environ:
+    os.environ["NUMBA_CACHE_DIR"] = _numba_cache_dir()
+
+from hypothesis import HealthCheck, settings  # noqa: E402  (after NUMBA_CACHE_DIR is set)
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100

@@ -183,8 +183,7 @@ def build(
     results = dict(done)
     timings = [0.0, 0.0]
     bar = tqdm(total=len(items), initial=len(done), unit="inst", desc="build", disable=not progress)
-    run = _run_ray if backend == "ray" else _run_local
-    for result in run(pending, spec, workers, ray_address):
+    for result in run_items(pending, spec, workers, backend, ray_address):
         journal.append(result)
         results[result.record["id"]] = result
         timings[0] += result.generation_seconds
@@ -204,6 +203,18 @@ def build(
         reference_seconds=timings[1],
         manifest=manifest,
     )
+
+
+def run_items(
+    items: list[WorkItem],
+    spec: BuildSpec,
+    workers: int | None = 1,
+    backend: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+) -> Iterator[ItemResult]:
+    """Build ``items`` and yield their results as they finish (in any order)."""
+    run = _run_ray if backend == "ray" else _run_local
+    return run(items, spec, workers, ray_address)
 
 
 def _run_local(

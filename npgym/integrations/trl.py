@@ -1,0 +1,310 @@
+"""TRL integration: reward functions, datasets and a multi-turn environment for ``GRPOTrainer``.
+
+Rewards (TRL's reward-function signature: ``prompts``, ``completions`` and the dataset's
+columns as keyword lists)::
+
+    from npgym.integrations.trl import make_dataset, npgym_reward, reward_parts
+    trainer = GRPOTrainer(model, reward_funcs=[npgym_reward], train_dataset=make_dataset(...))
+    # or reward_funcs=reward_parts() to log format / feasibility / optimality separately
+
+The rows need ``task`` and ``instance`` (JSON) columns and, to skip recomputing it, a
+``reference`` (JSON) column, as :func:`make_dataset` and ``npgym export --format trl`` write.
+:func:`npgym_reward` also logs the batch's feasibility rate, format rate and mean optimality
+ratio through TRL's ``log_metric`` when the trainer offers it.
+
+Multi-turn repair: ``GRPOTrainer(..., environment_factory=NPGymEnvironment)`` gives the model a
+``submit_solution`` tool that answers with the verifier's feedback; the episode reward is the
+best submission's by default (see :class:`npgym.multiturn.RepairConfig`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from npgym.config import TIERS
+from npgym.instance import Instance
+from npgym.multiturn import RepairConfig, RepairSession
+from npgym.npbench.build import BuildSpec, benchmark_fingerprints, plan, run_items
+from npgym.npbench.export import chat, trl_row
+from npgym.records import make_record
+from npgym.registry import get_task, list_tasks
+from npgym.results import Reference, Score
+from npgym.reward import DEFAULT_REWARD, RewardConfig
+from npgym.seeding import derive_seed
+from npgym.task import Task
+
+RewardFunction = Callable[..., list[float]]
+ENVIRONMENT_INSTRUCTION = "Solve the following optimisation problem."
+
+
+@lru_cache(maxsize=4096)
+def _instance(task_name: str, instance_json: str) -> tuple[Task, Instance]:
+    task = get_task(task_name)
+    return task, task.from_json(instance_json)
+
+
+@lru_cache(maxsize=4096)
+def _reference(reference_json: str) -> Reference:
+    return Reference.model_validate_json(reference_json)
+
+
+def completion_text(completion: str | Sequence[Mapping[str, Any]]) -> str:
+    """The text of a completion: plain text, or the messages of a conversational completion."""
+    if isinstance(completion, str):
+        return completion
+    return "\n".join(str(message.get("content") or "") for message in completion)
+
+
+def score_completions(
+    completions: Sequence[Any],
+    task: Sequence[str],
+    instance: Sequence[str],
+    reference: Sequence[str | None] | None = None,
+    weights: RewardConfig = DEFAULT_REWARD,
+) -> list[Score]:
+    """Score a batch of completions against the instances in the batch's columns."""
+    scores = []
+    for index, completion in enumerate(completions):
+        task_object, instance_object = _instance(task[index], instance[index])
+        reference_json = reference[index] if reference is not None else None
+        solved = _reference(reference_json) if reference_json else None
+        text = completion_text(completion)
+        scores.append(task_object.score(instance_object, text, solved, weights))
+    return scores
+
+
+def _log(log_metric: Callable[[str, float], None] | None, scores: list[Score]) -> None:
+    if log_metric is None or not scores:
+        return
+    count = len(scores)
+    log_metric("npgym/feasible_rate", sum(s.feasible for s in scores) / count)
+    log_metric("npgym/format_rate", sum(s.format_ok for s in scores) / count)
+    log_metric("npgym/mean_ratio", sum(s.optimality for s in scores) / count)
+
+
+def make_reward(weights: RewardConfig = DEFAULT_REWARD) -> RewardFunction:
+    """The combined npgym reward (``R_format + R_feasibility``) with the given weights."""
+
+    def npgym_reward(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        task: Sequence[str],
+        instance: Sequence[str],
+        reference: Sequence[str | None] | None = None,
+        log_metric: Callable[[str, float], None] | None = None,
+        **_: Any,
+    ) -> list[float]:
+        scores = score_completions(completions, task, instance, reference, weights)
+        _log(log_metric, scores)
+        return [score.reward for score in scores]
+
+    return npgym_reward
+
+
+def reward_parts(weights: RewardConfig = DEFAULT_REWARD) -> list[RewardFunction]:
+    """The reward as three functions that TRL logs one by one and sums to the combined reward.
+
+    ``format_reward``: +1 / -1; ``feasibility_reward``: 0 if feasible, else the infeasibility
+    penalty (-1.5); ``optimality_reward``: the clipped optimality ratio of a feasible answer.
+    """
+
+    def part(name: str, value: Callable[[Score], float]) -> RewardFunction:
+        def reward(
+            prompts: Sequence[Any],
+            completions: Sequence[Any],
+            task: Sequence[str],
+            instance: Sequence[str],
+            reference: Sequence[str | None] | None = None,
+            **_: Any,
+        ) -> list[float]:
+            scores = score_completions(completions, task, instance, reference, weights)
+            return [value(score) for score in scores]
+
+        reward.__name__ = reward.__qualname__ = name
+        return reward
+
+    return [
+        part("format_reward", lambda s: s.format_reward),
+        part("feasibility_reward", lambda s: 0.0 if s.feasible else s.feasibility_reward),
+        part("optimality_reward", lambda s: s.feasibility_reward if s.feasible else 0.0),
+    ]
+
+
+npgym_reward = make_reward()
+format_reward, feasibility_reward, optimality_reward = reward_parts()
+
+
+def make_dataset(
+    tasks: Sequence[str] | None = None,
+    n: int = 100,
+    *,
+    mix: Mapping[str, float] | None = None,
+    curriculum: tuple[float, float] | None = None,
+    seed: int = 0,
+    reference: str = "exact",
+    workers: int = 1,
+    environment: bool = False,
+) -> Any:
+    """A ``datasets.Dataset`` of ``n`` instances per task for GRPO training.
+
+    ``mix`` weighs tiers (default ``{"easy": 5, "medium": 4, "hard": 1}``, the published best
+    mix); ``curriculum=(start, end)`` instead ramps the difficulty knob linearly over the rows
+    (keep the order with ``GRPOConfig(shuffle_dataset=False)``). Columns: a conversational
+    ``prompt`` plus ``task``, ``instance``, ``reference`` and ``id``. Instances come from the
+    training seed stream and never coincide with NP-Bench's (checked). With ``environment``
+    the prompt is only a short instruction: :class:`NPGymEnvironment` appends the problem.
+    """
+    from datasets import Dataset
+
+    names = tuple(tasks or list_tasks())
+    if curriculum is not None:
+        rows = _curriculum_rows(names, n, curriculum, seed, reference)
+    else:
+        spec = BuildSpec(
+            split="train",
+            tasks=names,
+            n=n,
+            mix=dict(mix or {"easy": 5, "medium": 4, "hard": 1}),
+            seed=seed,
+            reference=reference,
+        )
+        items = plan(spec)
+        finished = {result.record["id"]: result for result in run_items(items, spec, workers)}
+        results = [finished[item.record_id] for item in items]
+        forbidden = benchmark_fingerprints(names)
+        clashes = [r.record["id"] for r in results if r.fingerprint in forbidden]
+        if clashes:
+            raise ValueError(f"{len(clashes)} training instances are in NP-Bench: {clashes[:5]}")
+        rows = [trl_row(result.record) for result in results]
+    if environment:
+        rows = [{**row, "prompt": chat(ENVIRONMENT_INSTRUCTION)} for row in rows]
+    return Dataset.from_list(rows)
+
+
+def _curriculum_rows(
+    tasks: Sequence[str], n: int, ramp: tuple[float, float], seed: int, reference: str
+) -> list[dict[str, Any]]:
+    start, end = ramp
+    forbidden = benchmark_fingerprints(tasks)
+    rows = []
+    for index, name in itertools.product(range(n), tasks):
+        task = get_task(name)
+        difficulty = start + (end - start) * index / max(n - 1, 1)
+        instance = task.generate(
+            derive_seed("curriculum", seed, name, index), difficulty=round(difficulty, 6)
+        )
+        if instance.fingerprint() in forbidden:
+            raise ValueError(f"curriculum instance {name} #{index} is in NP-Bench")
+        solved = (
+            None if reference == "none" else task.reference(instance, exact=reference == "exact")
+        )
+        rows.append(trl_row(make_record(f"{name}-curriculum-{index:05d}", task, instance, solved)))
+    return rows
+
+
+def make_iterable_dataset(
+    tasks: Sequence[str] | None = None,
+    *,
+    mix: Mapping[str, float] | None = None,
+    seed: int = 0,
+    reference: str = "exact",
+) -> Any:
+    """An endless ``datasets.IterableDataset`` of fresh instances (set ``max_steps`` in TRL).
+
+    Each row is drawn anew: a task in turn, a tier by ``mix``, a seed from the stream; nothing
+    is stored, since procedural generation is the point.
+    """
+    from datasets import IterableDataset
+
+    names = list(tasks or list_tasks())
+    weights = dict(mix or {"easy": 5, "medium": 4, "hard": 1})
+    tiers = [tier for tier in TIERS if tier in weights]
+    probabilities = np.array([weights[tier] for tier in tiers], dtype=float)
+    probabilities /= probabilities.sum()
+
+    def rows() -> Iterator[dict[str, Any]]:
+        rng = np.random.default_rng(derive_seed("stream", seed))
+        for index in itertools.count():
+            task = get_task(names[index % len(names)])
+            tier = tiers[int(rng.choice(len(tiers), p=probabilities))]
+            instance = task.generate(derive_seed("stream", seed, index), tier=tier)
+            solved = None
+            if reference != "none":
+                solved = task.reference(instance, exact=reference == "exact")
+            yield trl_row(make_record(f"{task.name}-stream-{index}", task, instance, solved))
+
+    return IterableDataset.from_generator(rows)
+
+
+class NPGymEnvironment:
+    """A TRL ``environment_factory`` environment: verifier feedback as a tool, for repair.
+
+    ``reset(**row)`` takes a dataset row (``task``, ``instance`` and optionally ``reference``
+    columns) and returns the problem statement, which TRL appends to the row's user message; a
+    row without an instance gets a freshly generated one (``tasks``, ``tier``). The model calls
+    ``submit_solution`` to check answers, at most ``repair.max_attempts`` times; ``get_reward``
+    returns the episode reward under ``repair.policy`` (``best`` by default: the best
+    submission's reward), or a format failure when nothing was submitted.
+    """
+
+    def __init__(
+        self,
+        repair: RepairConfig | None = None,
+        reward: RewardConfig = DEFAULT_REWARD,
+        tasks: Sequence[str] | None = None,
+        tier: str = "easy",
+        seed: int = 0,
+    ) -> None:
+        self._repair = repair or RepairConfig(max_attempts=3)
+        self._weights = reward
+        self._tasks = list(tasks or list_tasks())
+        self._tier = tier
+        self._seeds = itertools.count()
+        self._seed = seed
+        self._session: RepairSession | None = None
+
+    def reset(self, **row: Any) -> str:
+        """Start an episode on the row's instance (or a fresh one); return the problem text."""
+        if row.get("instance"):
+            task, instance = _instance(row["task"], row["instance"])
+            reference_json = row.get("reference")
+            solved = _reference(reference_json) if reference_json else task.reference(instance)
+        else:
+            index = next(self._seeds)
+            task = get_task(self._tasks[index % len(self._tasks)])
+            instance = task.generate(derive_seed("environment", self._seed, index), tier=self._tier)
+            solved = task.reference(instance)
+        self._session = RepairSession(task, instance, solved, self._repair, self._weights)
+        attempts = self._repair.max_attempts
+        return (
+            f"{task.prompt(instance)}\n\nYou can check up to {attempts} candidate answers with "
+            "the submit_solution tool before giving your final answer."
+        )
+
+    def submit_solution(self, answer: str) -> str:
+        """Check a candidate solution with the verifier.
+
+        Args:
+            answer: The solution in the answer format the problem asks for, e.g. "[0, 2, 1, 0]".
+
+        Returns:
+            The verifier's feedback: why the answer is infeasible, or its objective value and
+            whether a better one is known.
+        """
+        if self._session is None:
+            return "No problem is loaded."
+        if self._session.done:
+            return "No attempts left."
+        text = answer if "answer" in answer.lower() or "\\boxed" in answer else f"Answer: {answer}"
+        return self._session.submit(text).feedback
+
+    def get_reward(self) -> float:
+        """The episode reward under the repair policy (format failure if nothing submitted)."""
+        if self._session is None:
+            return self._weights.format_fail + self._weights.infeasible
+        return self._session.reward()
