@@ -14,6 +14,8 @@ from npgym.task import Task
 
 TASKS: dict[str, str] = {
     "TSP": "npgym.tasks.tsp:TSPTask",
+    "MaxClique": "npgym.tasks.max_clique:MaxCliqueTask",
+    "MaxIndependentSet": "npgym.tasks.max_independent_set:MaxIndependentSetTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 

@@ -1,0 +1,368 @@
+"""Maximum clique solvers on a boolean adjacency matrix (MaxClique and MaxIndependentSet).
+
+A maximum independent set of a graph is a maximum clique of its complement
+(:func:`complement`), so both tasks use the solvers here.
+
+- :func:`heuristic_clique`: greedy construction from several start vertices (always add the
+  candidate with the most candidate neighbours), each improved by a local search of additions
+  and (1,2)-swaps (drop one vertex, add two) until neither applies (numba).
+- :func:`colour_bound`: greedy sequential colouring in smallest-last order; no clique is larger
+  than the number of colours.
+- :func:`exact_clique`: branch and bound with greedy colouring bounds (MCQ, Tomita and Seki
+  2003): the search state lives in arrays, so it runs in chunks of nodes and checks the clock in
+  between; its result never depends on the chunking, only on whether the time limit is hit.
+
+Cliques are returned as sorted int64 arrays of vertex ids.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from npgym.heuristics._numba import njit
+
+CHUNK_NODES = 20_000
+"""Branch-and-bound nodes between two looks at the clock."""
+
+
+def complement(adjacency: np.ndarray) -> np.ndarray:
+    """Adjacency matrix of the complement graph (no self-loops)."""
+    inverse = ~np.asarray(adjacency, dtype=np.bool_)
+    np.fill_diagonal(inverse, False)
+    return inverse
+
+
+def _as_matrix(adjacency: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(adjacency, dtype=np.bool_)
+
+
+# --- heuristic ---------------------------------------------------------------------------------
+
+
+@njit
+def _greedy_clique(adj: np.ndarray, start: int) -> np.ndarray:
+    """Membership mask of a maximal clique grown from ``start``: repeatedly add the candidate
+    with the most neighbours among the candidates (lowest id on ties)."""
+    n = adj.shape[0]
+    member = np.zeros(n, np.bool_)
+    candidate = adj[start].copy()
+    member[start] = True
+    inner_degree = np.zeros(n, np.int64)
+    for u in range(n):
+        if candidate[u]:
+            for w in range(n):
+                if candidate[w] and adj[u, w]:
+                    inner_degree[u] += 1
+    while True:
+        chosen = -1
+        for u in range(n):
+            if candidate[u] and (chosen < 0 or inner_degree[u] > inner_degree[chosen]):
+                chosen = u
+        if chosen < 0:
+            return member
+        member[chosen] = True
+        for r in range(n):
+            if candidate[r] and (r == chosen or not adj[chosen, r]):
+                candidate[r] = False
+                for w in range(n):
+                    if candidate[w] and adj[r, w]:
+                        inner_degree[w] -= 1
+
+
+@njit
+def _toggle(adj: np.ndarray, member: np.ndarray, missing: np.ndarray, v: int, add: bool) -> None:
+    """Add ``v`` to (or drop it from) the clique, keeping ``missing`` up to date."""
+    member[v] = add
+    step = 1 if add else -1
+    for u in range(adj.shape[0]):
+        if u != v and not adj[u, v]:
+            missing[u] += step
+
+
+@njit
+def local_search(adj: np.ndarray, member: np.ndarray) -> None:
+    """Improve the clique mask ``member`` in place by additions and (1,2)-swaps.
+
+    An outside vertex with no missing edge to the clique is added; a clique vertex v whose
+    removal frees two adjacent outside vertices (each missing an edge to v only) is swapped for
+    them. Every move grows the clique by one, so the search ends at a local optimum.
+    """
+    n = adj.shape[0]
+    missing = np.zeros(n, np.int64)  # clique members not adjacent to u
+    for u in range(n):
+        for v in range(n):
+            if member[v] and v != u and not adj[u, v]:
+                missing[u] += 1
+    freed = np.empty(n, np.int64)
+    while True:
+        for u in range(n):
+            if not member[u] and missing[u] == 0:
+                _toggle(adj, member, missing, u, True)
+        swapped = False
+        for v in range(n):
+            if not member[v]:
+                continue
+            count = 0
+            for u in range(n):
+                if not member[u] and missing[u] == 1 and not adj[u, v]:
+                    freed[count] = u
+                    count += 1
+            for a in range(count):
+                for b in range(a + 1, count):
+                    if adj[freed[a], freed[b]]:
+                        _toggle(adj, member, missing, v, False)
+                        _toggle(adj, member, missing, freed[a], True)
+                        _toggle(adj, member, missing, freed[b], True)
+                        swapped = True
+                        break
+                if swapped:
+                    break
+            if swapped:
+                break
+        if not swapped:
+            return
+
+
+def heuristic_clique(adjacency: np.ndarray, max_starts: int = 64) -> np.ndarray:
+    """Best clique over greedy starts from the ``max_starts`` highest-degree vertices (lowest id
+    first on ties), each after :func:`local_search`. Deterministic: ties keep the earliest start.
+    """
+    adj = _as_matrix(adjacency)
+    n = adj.shape[0]
+    if n == 0:
+        return np.empty(0, np.int64)
+    starts = np.argsort(-adj.sum(axis=1), kind="stable")[:max_starts]
+    best = np.empty(0, np.int64)
+    for start in starts:
+        member = _greedy_clique(adj, int(start))
+        local_search(adj, member)
+        if member.sum() > best.size:
+            best = np.flatnonzero(member).astype(np.int64)
+    return best
+
+
+def is_clique(adjacency: np.ndarray, vertices: np.ndarray) -> bool:
+    """Whether ``vertices`` (distinct ids) are pairwise adjacent."""
+    vertices = np.asarray(vertices, dtype=np.int64)
+    block = np.asarray(adjacency, dtype=np.bool_)[np.ix_(vertices, vertices)]
+    return bool(block[~np.eye(vertices.size, dtype=np.bool_)].all())
+
+
+# --- bounds and branch and bound ---------------------------------------------------------------
+
+
+def smallest_last_order(adjacency: np.ndarray) -> np.ndarray:
+    """Vertices in reverse order of repeated removal of a minimum-degree vertex (lowest id on
+    ties): dense cores first. Colouring in this order uses at most degeneracy + 1 colours."""
+    adj = _as_matrix(adjacency)
+    degree = adj.sum(axis=1).astype(np.int64)
+    removed = np.zeros(adj.shape[0], np.bool_)
+    removal = []
+    for _ in range(adj.shape[0]):
+        vertex = int(np.argmin(np.where(removed, np.iinfo(np.int64).max, degree)))
+        removal.append(vertex)
+        removed[vertex] = True
+        degree -= adj[vertex]
+    return np.array(removal[::-1], dtype=np.int64)
+
+
+@njit
+def _colour_sort(
+    adj: np.ndarray,
+    vertices: np.ndarray,
+    count: int,
+    out_vertices: np.ndarray,
+    out_colours: np.ndarray,
+    offset: int,
+    head: np.ndarray,
+    tail: np.ndarray,
+    following: np.ndarray,
+) -> int:
+    """Colour ``vertices[:count]`` greedily in their order (first class without a neighbour) and
+    write them class by class, with colours 1, 2, ..., to ``out_*[offset:offset + count]``.
+
+    ``head``, ``tail`` and ``following`` are scratch space for the classes (linked lists of
+    positions in ``vertices``). Returns the number of colours.
+    """
+    colours = 0
+    for index in range(count):
+        vertex = vertices[index]
+        colour = 0
+        while colour < colours:
+            member = head[colour]
+            clash = False
+            while member >= 0:
+                if adj[vertex, vertices[member]]:
+                    clash = True
+                    break
+                member = following[member]
+            if not clash:
+                break
+            colour += 1
+        if colour == colours:
+            head[colour] = index
+            colours += 1
+        else:
+            following[tail[colour]] = index
+        tail[colour] = index
+        following[index] = -1
+    position = offset
+    for colour in range(colours):
+        member = head[colour]
+        while member >= 0:
+            out_vertices[position] = vertices[member]
+            out_colours[position] = colour + 1
+            position += 1
+            member = following[member]
+    return colours
+
+
+def _root_colouring(adj: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """All vertices colour-sorted in smallest-last order: (vertices, colours, colour count)."""
+    n = adj.shape[0]
+    vertices, colours = np.empty(n, np.int64), np.empty(n, np.int64)
+    head, tail, following = (np.empty(n, np.int64) for _ in range(3))
+    count = _colour_sort(
+        adj, smallest_last_order(adj), n, vertices, colours, 0, head, tail, following
+    )
+    return vertices, colours, int(count)
+
+
+def colour_bound(adjacency: np.ndarray) -> int:
+    """Number of colours of a greedy colouring in smallest-last order: an upper bound on the
+    clique number (for the complement graph: on the independence number)."""
+    adj = _as_matrix(adjacency)
+    return _root_colouring(adj)[2] if adj.shape[0] else 0
+
+
+@njit
+def _branch(
+    adj: np.ndarray,
+    level_vertices: np.ndarray,
+    level_colours: np.ndarray,
+    level_start: np.ndarray,
+    level_size: np.ndarray,
+    level_next: np.ndarray,
+    path: np.ndarray,
+    best: np.ndarray,
+    counters: np.ndarray,
+    budget: int,
+) -> bool:
+    """Run the MCQ search for at most ``budget`` nodes from the state in the arrays; True when
+    the search space is exhausted (``best`` is then a maximum clique).
+
+    Level d holds the candidates after choosing ``path[:d]``, colour-sorted, at
+    ``level_*[level_start[d] : level_start[d] + level_size[d]]``; they are tried from the last
+    (highest colour) to the first, ``level_next[d]`` being the next to try. A candidate with
+    colour c cannot lead to a clique larger than d + c, which prunes it and all before it.
+    ``counters`` holds the depth, the best size and the nodes explored so far.
+    """
+    n = adj.shape[0]
+    depth, best_size = counters[0], counters[1]
+    candidates = np.empty(n, np.int64)
+    head = np.empty(n, np.int64)
+    tail = np.empty(n, np.int64)
+    following = np.empty(n, np.int64)
+    nodes = 0
+    exhausted = False
+    while nodes < budget:
+        base = level_start[depth]
+        index = level_next[depth]
+        if index < 0 or depth + level_colours[base + index] <= best_size:
+            if depth == 0:
+                level_next[0] = -1
+                exhausted = True
+                break
+            depth -= 1
+            continue
+        vertex = level_vertices[base + index]
+        level_next[depth] = index - 1
+        path[depth] = vertex
+        nodes += 1
+        count = 0
+        for j in range(index):
+            other = level_vertices[base + j]
+            if adj[vertex, other]:
+                candidates[count] = other
+                count += 1
+        if count == 0:
+            if depth + 1 > best_size:
+                best_size = depth + 1
+                best[:best_size] = path[:best_size]
+            continue
+        child = base + level_size[depth]
+        _colour_sort(
+            adj, candidates, count, level_vertices, level_colours, child, head, tail, following
+        )
+        depth += 1
+        level_start[depth] = child
+        level_size[depth] = count
+        level_next[depth] = count - 1
+    counters[0], counters[1] = depth, best_size
+    counters[2] += nodes
+    return exhausted
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """Outcome of :func:`exact_clique`: the best clique and what was proven about it."""
+
+    clique: np.ndarray
+    size: int
+    proven_optimal: bool
+    upper_bound: int
+    nodes: int
+
+
+def exact_clique(
+    adjacency: np.ndarray, time_limit: float = 60.0, incumbent: np.ndarray | None = None
+) -> ExactResult:
+    """A maximum clique, proven by branch and bound (or the best found and a bound when
+    ``time_limit`` seconds run out).
+
+    ``incumbent`` (a clique, by default :func:`heuristic_clique`'s) prunes from the start and is
+    returned when nothing larger exists.
+    """
+    adj = _as_matrix(adjacency)
+    n = adj.shape[0]
+    clique = heuristic_clique(adj) if incumbent is None else np.asarray(incumbent, np.int64)
+    if n == 0:
+        return ExactResult(clique, 0, True, 0, 0)
+    deadline = time.monotonic() + time_limit
+    root_vertices, root_colours, upper = _root_colouring(adj)
+    levels = min(upper, n)  # level d follows d chosen vertices, so d < clique number <= upper
+    capacity = min(n * levels, n * (n + 1) // 2)  # level sizes shrink strictly down the path
+    level_vertices = np.empty(capacity, np.int64)
+    level_colours = np.empty(capacity, np.int64)
+    level_vertices[:n], level_colours[:n] = root_vertices, root_colours
+    level_start = np.zeros(levels + 1, np.int64)
+    level_size = np.zeros(levels + 1, np.int64)
+    level_next = np.zeros(levels + 1, np.int64)
+    level_size[0], level_next[0] = n, n - 1
+    path = np.empty(levels + 1, np.int64)
+    best = np.empty(n, np.int64)
+    best[: clique.size] = clique
+    counters = np.array([0, clique.size, 0], dtype=np.int64)
+    exhausted = clique.size >= upper
+    while not exhausted and time.monotonic() < deadline:
+        exhausted = _branch(
+            adj,
+            level_vertices,
+            level_colours,
+            level_start,
+            level_size,
+            level_next,
+            path,
+            best,
+            counters,
+            CHUNK_NODES,
+        )
+    size = int(counters[1])
+    # Every clique not yet seen lies in the level-0 branch being explored or an earlier one,
+    # whose colours are no larger.
+    unexplored = int(level_colours[min(level_next[0] + 1, n - 1)])
+    bound = size if exhausted else max(size, unexplored)
+    return ExactResult(np.sort(best[:size]), size, exhausted, bound, int(counters[2]))

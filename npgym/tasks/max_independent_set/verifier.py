@@ -1,0 +1,34 @@
+"""MaxIndependentSet verifier: the MaxClique vertex-set kernel with the rule reversed (no two
+listed vertices adjacent), and its pure-Python twin.
+
+The task calls :func:`~npgym.tasks.max_clique.verifier.check_vertex_set` itself rather than
+through a numba wrapper defined here: numba's on-disk cache would not notice a change in a
+kernel that a cached wrapper in another file calls.
+"""
+
+from __future__ import annotations
+
+from npgym.tasks.max_clique import verifier
+from npgym.tasks.max_clique.verifier import (
+    BAD_PAIR,
+    OK,
+    OUT_OF_RANGE,
+    REPEATED,
+    check_vertex_set,
+    check_vertex_set_python,
+)
+
+__all__ = [
+    "BAD_PAIR",
+    "OK",
+    "OUT_OF_RANGE",
+    "REPEATED",
+    "check_vertex_set",
+    "check_vertex_set_python",
+    "reason",
+]
+
+
+def reason(code: int, a: int, b: int, n: int) -> str:
+    """Explain a failed check, e.g. ``vertices 3 and 9 are adjacent``."""
+    return verifier.reason(code, a, b, n, False)

@@ -1,0 +1,229 @@
+"""MaxClique: hand-checked verdicts, kernel vs. pure twin, solvers vs. brute force and networkx."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import npgym
+from npgym.heuristics import cliques as solvers
+from npgym.tasks.max_clique import MaxCliqueConfig, MaxCliqueInstance
+from npgym.tasks.max_clique.verifier import check_vertex_set, check_vertex_set_python
+
+TASK = npgym.get_task("MaxClique")
+
+# Hand-checked: vertices 0-3 form a K4, then a path 3-4-5; the only maximum clique is {0,1,2,3}.
+K4_AND_PATH = MaxCliqueInstance(
+    n=6, edges=[[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3], [3, 4], [4, 5]]
+)
+
+
+def random_adjacency(rng: np.random.Generator, n: int, density: float) -> np.ndarray:
+    upper = np.triu(rng.random((n, n)) < density, 1)
+    return upper | upper.T
+
+
+def brute_force_clique_number(adjacency: np.ndarray) -> int:
+    """Size of the largest vertex subset (all 2^n of them) that is a clique."""
+    n = adjacency.shape[0]
+    best = 0
+    for mask in range(1 << n):
+        members = [v for v in range(n) if mask >> v & 1]
+        if len(members) > best and solvers.is_clique(adjacency, np.array(members)):
+            best = len(members)
+    return best
+
+
+def networkx_clique_number(adjacency: np.ndarray) -> int:
+    _, weight = nx.max_weight_clique(nx.from_numpy_array(adjacency.astype(int)), weight=None)
+    return int(weight)
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "objective", "reason"),
+    [
+        ([0, 1, 2, 3], True, 4, ""),
+        ([3, 2, 1, 0], True, 4, ""),
+        ([4, 5], True, 2, ""),
+        ([5], True, 1, ""),
+        ([], True, 0, ""),
+        ([0, 1, 4], False, None, "vertices 0 and 4 are not adjacent"),
+        ([5, 3, 4], False, None, "vertices 3 and 5 are not adjacent"),
+        ([0, 0], False, None, "vertex 0 listed twice"),
+        ([0, 1, 2, 3, 1], False, None, "vertex 1 listed twice"),
+        ([0] * 1000, False, None, "vertex 0 listed twice"),
+        ([0, 6], False, None, "vertex 6 does not exist (vertices are 0 to 5)"),
+        ([0, 0, -1], False, None, "vertex -1 does not exist (vertices are 0 to 5)"),
+        ([10**17], False, None, f"vertex {10**17} does not exist (vertices are 0 to 5)"),
+        ([[0, 1]], False, None, "expected integers in the vertex list, got a list"),
+        ([0, True], False, None, "expected integers in the vertex list, got a boolean"),
+        ("0, 1", False, None, "expected a list for the vertex list, got a word"),
+    ],
+)
+def test_hand_checked_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
+    verdict = TASK.verify(K4_AND_PATH, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+
+
+def test_hand_checked_reference_and_scores() -> None:
+    reference = TASK.reference(K4_AND_PATH)
+    assert reference.objective == 4 and reference.solution == [0, 1, 2, 3]
+    assert reference.proven_optimal and reference.method == "exact"
+    assert (reference.bound, reference.gap) == (4, 0.0)
+    assert TASK.score(K4_AND_PATH, "Answer: [3, 1, 0, 2]").reward == 2.0
+    assert TASK.score(K4_AND_PATH, "**Answer:** [4, 5].").reward == pytest.approx(1.5)
+    empty = TASK.score(K4_AND_PATH, "Answer: []")
+    assert (empty.feasible, empty.reward, empty.ratio) == (True, 1.0, 0.0)
+    assert TASK.score(K4_AND_PATH, "Answer: [0, 1, 4]").reward == -0.5
+    assert TASK.score(K4_AND_PATH, "Answer: [0, [1]]").reward == -2.5
+
+
+@st.composite
+def graphs_and_answers(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
+    n = draw(st.integers(1, 8))
+    bits = draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n))
+    upper = np.triu(np.array(bits, dtype=np.bool_).reshape(n, n), 1)
+    ids = draw(
+        st.lists(st.integers(-2, n + 1), max_size=n + 3)
+        | st.lists(st.integers(0, n - 1), unique=True, max_size=n)
+    )
+    return upper | upper.T, ids
+
+
+@given(case=graphs_and_answers(), adjacent=st.booleans())
+def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]], adjacent: bool) -> None:
+    adjacency, ids = case
+    kernel = check_vertex_set(adjacency, np.array(ids, dtype=np.int64), adjacent)
+    assert tuple(int(v) for v in kernel) == check_vertex_set_python(
+        adjacency.tolist(), ids, adjacent
+    )
+
+
+def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        n = int(rng.integers(1, 11))
+        adjacency = random_adjacency(rng, n, float(rng.random()))
+        optimum = brute_force_clique_number(adjacency)
+        heuristic = solvers.heuristic_clique(adjacency)
+        for incumbent in (heuristic, np.empty(0, np.int64)):  # the search must find it alone
+            exact = solvers.exact_clique(adjacency, incumbent=incumbent)
+            assert exact.proven_optimal and exact.size == exact.upper_bound == optimum
+            assert exact.clique.tolist() == sorted(set(exact.clique.tolist()))
+            assert exact.clique.size == optimum and solvers.is_clique(adjacency, exact.clique)
+        assert heuristic.size <= optimum <= solvers.colour_bound(adjacency)
+        assert len(set(heuristic.tolist())) == heuristic.size
+        assert solvers.is_clique(adjacency, heuristic)
+
+
+def test_exact_agrees_with_networkx_on_larger_graphs() -> None:
+    rng = np.random.default_rng(1)
+    for n, density in [(20, 0.5), (30, 0.3), (40, 0.6), (50, 0.8), (60, 0.5)]:
+        adjacency = random_adjacency(rng, n, density)
+        exact = solvers.exact_clique(adjacency, incumbent=np.empty(0, np.int64))
+        assert exact.proven_optimal and exact.size == networkx_clique_number(adjacency)
+        assert solvers.is_clique(adjacency, exact.clique)
+        assert solvers.exact_clique(adjacency).size == exact.size
+        assert solvers.heuristic_clique(adjacency).size <= exact.size
+
+
+def test_exact_result_does_not_depend_on_the_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
+    adjacency = random_adjacency(np.random.default_rng(2), 60, 0.6)
+    whole = solvers.exact_clique(adjacency, incumbent=np.array([0]))
+    monkeypatch.setattr(solvers, "CHUNK_NODES", 3)
+    chunked = solvers.exact_clique(adjacency, incumbent=np.array([0]))
+    assert whole.nodes > 3 * 10
+    assert (chunked.size, chunked.clique.tolist(), chunked.nodes, chunked.proven_optimal) == (
+        whole.size,
+        whole.clique.tolist(),
+        whole.nodes,
+        True,
+    )
+
+
+def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
+    adjacency = random_adjacency(np.random.default_rng(3), 60, 0.5)
+    result = solvers.exact_clique(adjacency, time_limit=0.0)
+    assert not result.proven_optimal
+    assert result.size < result.upper_bound <= solvers.colour_bound(adjacency)
+    assert solvers.is_clique(adjacency, result.clique)
+
+
+def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
+    edges = np.argwhere(np.triu(random_adjacency(np.random.default_rng(3), 60, 0.5), 1))
+    instance = MaxCliqueInstance(n=60, edges=edges.tolist())
+    reference = TASK.reference(instance, time_limit=0.0)
+    assert not reference.proven_optimal and reference.method == "heuristic"
+    assert reference.bound > reference.objective
+    assert reference.gap == pytest.approx((reference.bound - reference.objective) / reference.bound)
+    assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+def test_reference_is_deterministic() -> None:
+    for tier in npgym.TIERS:
+        instance = TASK.generate(7, tier=tier)
+        first = TASK.solve(instance, exact=True, time_limit=60.0)
+        second = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60.0)
+        assert first == second
+        assert first.solution == sorted(first.solution)
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_respects_the_tier(tier: str) -> None:
+    config = TASK.tiers[tier]
+    for seed in range(20):
+        instance = TASK.generate(seed, tier=tier)
+        assert config.n_min <= instance.n <= config.n_max
+        assert TASK.reference(instance).objective >= config.clique_min
+
+
+def test_random_edges_can_beat_the_planted_clique() -> None:
+    config = {"n_min": 16, "n_max": 16, "clique_min": 3, "clique_max": 3, "density": 0.5}
+    optima = [TASK.reference(TASK.generate(seed, config=config)).objective for seed in range(10)]
+    assert min(optima) >= 3 and max(optima) > 3
+
+
+def test_generator_density_and_clamped_clique_size() -> None:
+    config = MaxCliqueConfig(n_min=80, n_max=80, clique_min=5, clique_max=5, density=0.25)
+    instance = TASK.generate(0, config=config)
+    pairs = 80 * 79 / 2
+    assert abs(len(instance.edges) - (0.25 * (pairs - 10) + 10)) < 0.03 * pairs
+    tiny = TASK.generate(0, config={"n_min": 2, "n_max": 3, "clique_min": 5, "clique_max": 9})
+    assert TASK.reference(tiny).objective == tiny.n
+    assert len(tiny.edges) == tiny.n * (tiny.n - 1) // 2
+
+
+def test_prompt_lists_every_vertex_and_its_neighbours() -> None:
+    instance = TASK.generate(4, tier="benchmark")
+    prompt = TASK.prompt(instance)
+    for vertex, neighbours in enumerate(instance.neighbours()):
+        line = f"{vertex}: {', '.join(map(str, neighbours))}" if neighbours else f"{vertex}: none"
+        assert f"\n{line}\n" in prompt
+    assert f"{instance.n} vertices, numbered 0 to {instance.n - 1}, and {len(instance.edges)}" in (
+        prompt
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"n": 3, "edges": [[0, 3]]}, "outside"),
+        ({"n": 3, "edges": [[1, 1]]}, "self-loop"),
+        ({"n": 3, "edges": [[0, 1], [1, 0]]}, "twice"),
+        ({"n": 0, "edges": []}, "greater than or equal to 1"),
+        ({"n": 3, "edges": [[0, 1.5]]}, "integer"),
+    ],
+)
+def test_bad_instances_are_rejected(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        MaxCliqueInstance(**fields)
+
+
+def test_bad_config_is_rejected() -> None:
+    with pytest.raises(ValueError, match="clique_min"):
+        TASK.config("easy", overrides={"clique_min": 5, "clique_max": 3})
+    with pytest.raises(ValueError, match="density"):
+        TASK.config("easy", overrides={"density": 1.5})

@@ -1,0 +1,204 @@
+"""MaxIndependentSet: hand-checked verdicts, kernel vs. pure twin, solvers vs. brute force and
+networkx."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import npgym
+from npgym.heuristics import cliques as solvers
+from npgym.tasks.max_independent_set import MaxIndependentSetConfig, MaxIndependentSetInstance
+from npgym.tasks.max_independent_set.verifier import check_vertex_set, check_vertex_set_python
+
+TASK = npgym.get_task("MaxIndependentSet")
+
+# Hand-checked: the 5-cycle 0-1-2-3-4-0 plus vertex 5 joined to 0 and 2, and isolated vertex 6.
+# alpha = 4, e.g. {1, 3, 5, 6} or {1, 4, 5, 6}.
+CYCLE_AND_MORE = MaxIndependentSetInstance(
+    n=7, edges=[[0, 1], [1, 2], [2, 3], [3, 4], [0, 4], [0, 5], [2, 5]]
+)
+
+
+def random_adjacency(rng: np.random.Generator, n: int, density: float) -> np.ndarray:
+    upper = np.triu(rng.random((n, n)) < density, 1)
+    return upper | upper.T
+
+
+def brute_force_independence_number(adjacency: np.ndarray) -> int:
+    """Size of the largest vertex subset (all 2^n of them) with no edge inside."""
+    n = adjacency.shape[0]
+    best = 0
+    for mask in range(1 << n):
+        members = [v for v in range(n) if mask >> v & 1]
+        if len(members) > best and not adjacency[np.ix_(members, members)].any():
+            best = len(members)
+    return best
+
+
+def independence_number(adjacency: np.ndarray) -> int:
+    """Exact alpha through the task's reference on a fresh instance."""
+    edges = np.argwhere(np.triu(adjacency, 1)).tolist()
+    instance = MaxIndependentSetInstance(n=adjacency.shape[0], edges=edges)
+    reference = TASK.reference(instance)
+    assert reference.proven_optimal and reference.method == "exact"
+    chosen = reference.solution
+    assert not adjacency[np.ix_(chosen, chosen)].any()
+    assert TASK.verify(instance, chosen).objective == reference.objective
+    heuristic = TASK.reference(instance, exact=False)
+    assert TASK.verify(instance, heuristic.solution).feasible
+    assert heuristic.objective <= reference.objective
+    return reference.objective
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "objective", "reason"),
+    [
+        ([1, 3, 5, 6], True, 4, ""),
+        ([6, 4, 1, 5], True, 4, ""),
+        ([0, 2], True, 2, ""),
+        ([], True, 0, ""),
+        ([1, 3, 4], False, None, "vertices 3 and 4 are adjacent"),
+        ([5, 6, 0], False, None, "vertices 0 and 5 are adjacent"),
+        ([6, 6], False, None, "vertex 6 listed twice"),
+        ([0] * 1000, False, None, "vertex 0 listed twice"),
+        ([1, 3, 5, 6, 1, 3, 5, 6], False, None, "vertex 1 listed twice"),
+        ([1, 7], False, None, "vertex 7 does not exist (vertices are 0 to 6)"),
+        ([-3, 1], False, None, "vertex -3 does not exist (vertices are 0 to 6)"),
+        ([[1, 3], [5]], False, None, "expected integers in the vertex list, got a list"),
+        (None, False, None, "expected a list for the vertex list, got nothing"),
+    ],
+)
+def test_hand_checked_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
+    verdict = TASK.verify(CYCLE_AND_MORE, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+
+
+def test_hand_checked_reference_and_scores() -> None:
+    reference = TASK.reference(CYCLE_AND_MORE)
+    assert reference.objective == 4 and reference.solution in ([1, 3, 5, 6], [1, 4, 5, 6])
+    assert reference.proven_optimal and reference.method == "exact"
+    assert TASK.score(CYCLE_AND_MORE, "Answer: [6, 5, 3, 1]").reward == 2.0
+    assert TASK.score(CYCLE_AND_MORE, "Answer: [0, 2]").reward == pytest.approx(1.5)
+    assert TASK.score(CYCLE_AND_MORE, "Answer: []").reward == 1.0
+    assert TASK.score(CYCLE_AND_MORE, "Answer: " + str([0] * 1000)).reward == -0.5
+    assert TASK.score(CYCLE_AND_MORE, "Answer: {1, 3}").reward == -2.5
+
+
+@st.composite
+def graphs_and_answers(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
+    n = draw(st.integers(1, 8))
+    bits = draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n))
+    upper = np.triu(np.array(bits, dtype=np.bool_).reshape(n, n), 1)
+    ids = draw(
+        st.lists(st.integers(-2, n + 1), max_size=n + 3)
+        | st.lists(st.integers(0, n - 1), unique=True, max_size=n)
+    )
+    return upper | upper.T, ids
+
+
+@given(case=graphs_and_answers())
+def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]]) -> None:
+    adjacency, ids = case
+    kernel = check_vertex_set(adjacency, np.array(ids, dtype=np.int64), False)
+    assert tuple(int(v) for v in kernel) == check_vertex_set_python(adjacency.tolist(), ids, False)
+
+
+def test_reference_agrees_with_brute_force_on_tiny_graphs() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        n = int(rng.integers(1, 11))
+        adjacency = random_adjacency(rng, n, float(rng.random()))
+        assert independence_number(adjacency) == brute_force_independence_number(adjacency)
+
+
+def test_reference_agrees_with_networkx_on_larger_graphs() -> None:
+    rng = np.random.default_rng(1)
+    for n, density in [(30, 0.2), (40, 0.3), (50, 0.2), (50, 0.1), (60, 0.15)]:
+        adjacency = random_adjacency(rng, n, density)
+        complement = nx.complement(nx.from_numpy_array(adjacency.astype(int)))
+        _, alpha = nx.max_weight_clique(complement, weight=None)
+        assert independence_number(adjacency) == alpha
+
+
+def test_complement_adjacency_has_no_self_loops() -> None:
+    complement = CYCLE_AND_MORE.complement_adjacency
+    assert not complement.diagonal().any() and not complement.flags.writeable
+    assert (complement | CYCLE_AND_MORE.adjacency | np.eye(7, dtype=bool)).all()
+    assert not (complement & CYCLE_AND_MORE.adjacency).any()
+    assert solvers.colour_bound(complement) >= 4
+
+
+def test_reference_is_deterministic() -> None:
+    for tier in npgym.TIERS:
+        instance = TASK.generate(7, tier=tier)
+        first = TASK.solve(instance, exact=True, time_limit=60.0)
+        second = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60.0)
+        assert first == second
+        assert first.solution == sorted(first.solution)
+
+
+def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
+    instance = TASK.generate(0, config={"n_min": 150, "n_max": 150, "density": 0.1})
+    reference = TASK.reference(instance, time_limit=0.0)
+    assert not reference.proven_optimal and reference.method == "heuristic"
+    assert reference.bound > reference.objective
+    assert reference.gap == pytest.approx((reference.bound - reference.objective) / reference.bound)
+    assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_respects_the_tier(tier: str) -> None:
+    config = TASK.tiers[tier]
+    for seed in range(20):
+        instance = TASK.generate(seed, tier=tier)
+        assert config.n_min <= instance.n <= config.n_max
+        assert TASK.reference(instance).objective >= config.set_min
+
+
+def test_sparse_random_edges_can_beat_the_planted_set() -> None:
+    config = {"n_min": 30, "n_max": 30, "set_min": 10, "set_max": 10, "density": 0.3}
+    optima = [TASK.reference(TASK.generate(seed, config=config)).objective for seed in range(10)]
+    assert min(optima) >= 10 and max(optima) > 10
+
+
+def test_generator_density_and_clamped_set_size() -> None:
+    config = MaxIndependentSetConfig(n_min=80, n_max=80, set_min=20, set_max=20, density=0.25)
+    instance = TASK.generate(0, config=config)
+    allowed = 80 * 79 / 2 - 20 * 19 / 2
+    assert abs(len(instance.edges) - 0.25 * allowed) < 0.03 * allowed
+    tiny = TASK.generate(0, config={"n_min": 2, "n_max": 3, "set_min": 5, "set_max": 9})
+    assert tiny.edges == () and TASK.reference(tiny).objective == tiny.n
+
+
+def test_prompt_lists_every_vertex_and_its_neighbours() -> None:
+    instance = TASK.generate(4, tier="benchmark")
+    prompt = TASK.prompt(instance)
+    for vertex, neighbours in enumerate(instance.neighbours()):
+        line = f"{vertex}: {', '.join(map(str, neighbours))}" if neighbours else f"{vertex}: none"
+        assert f"\n{line}\n" in prompt
+    assert "An independent set is a set of vertices in which no two" in prompt
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"n": 3, "edges": [[2, 3]]}, "outside"),
+        ({"n": 3, "edges": [[2, 2]]}, "self-loop"),
+        ({"n": 3, "edges": [[0, 2], [2, 0]]}, "twice"),
+        ({"n": 3, "edges": [[0, "1"]]}, "integer"),
+    ],
+)
+def test_bad_instances_are_rejected(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        MaxIndependentSetInstance(**fields)
+
+
+def test_bad_config_is_rejected() -> None:
+    with pytest.raises(ValueError, match="set_min"):
+        TASK.config("hard", overrides={"set_min": 20, "set_max": 10})
+    with pytest.raises(ValueError, match="n_max"):
+        TASK.config("hard", overrides={"n_max": 10**6})
