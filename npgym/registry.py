@@ -16,6 +16,7 @@ TASKS: dict[str, str] = {
     "TSP": "npgym.tasks.tsp:TSPTask",
     "MaxClique": "npgym.tasks.max_clique:MaxCliqueTask",
     "MaxIndependentSet": "npgym.tasks.max_independent_set:MaxIndependentSetTask",
+    "GraphColoring": "npgym.tasks.graph_coloring:GraphColoringTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 

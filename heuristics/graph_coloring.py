@@ -1,0 +1,507 @@
+"""Graph colouring reference solvers on a symmetric boolean adjacency matrix.
+
+- :func:`dsatur`: Brélaz's greedy DSatur (most distinct neighbour colours first) (numba).
+- :func:`tabucol`: Hertz and de Werra's tabu search for a conflict-free k-colouring, driven by a
+  fixed-seed xorshift generator so it is deterministic on every machine (numba).
+- :func:`heuristic_colouring`: DSatur, then Tabucol with one colour fewer until it fails.
+- :func:`max_clique`: a clique as large as the branch and bound of Tomita's MCQ finds within a
+  node budget; its size is a lower bound on the chromatic number (numba).
+- :func:`exact_colouring`: the chromatic number with proof. The clique gives the lower bound and
+  fixes the colours of its vertices (symmetry breaking); DSatur + Tabucol give the upper bound; if
+  they differ, an exact DSatur branch and bound closes the gap. The search runs in node-budget
+  chunks between which the wall clock is checked, so its result never depends on machine load
+  unless the time limit is actually reached.
+
+Colourings are int64 arrays of colours ``0..k-1`` indexed by vertex.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from npgym.heuristics._numba import njit
+
+TABUCOL_ITERATIONS = 10_000
+"""Tabucol moves per attempted colour count before it gives up on that count."""
+CLIQUE_NODE_LIMIT = 1_000_000
+"""Branch-and-bound nodes for the clique bound: a fixed budget keeps the bound deterministic."""
+SEARCH_CHUNK_NODES = 200_000
+"""Colouring branch-and-bound nodes between two looks at the wall clock."""
+
+
+def neighbour_lists(adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compressed sparse rows ``(indptr, indices)`` of the adjacency matrix, neighbours sorted."""
+    rows, columns = np.nonzero(adjacency)
+    indptr = np.zeros(adjacency.shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=adjacency.shape[0]), out=indptr[1:])
+    return indptr, columns.astype(np.int64)
+
+
+@njit
+def colour_count(colours: np.ndarray) -> int:
+    """Number of distinct colours used."""
+    if colours.shape[0] == 0:
+        return 0
+    ordered = np.sort(colours)
+    count = 1
+    for position in range(1, ordered.shape[0]):
+        if ordered[position] != ordered[position - 1]:
+            count += 1
+    return count
+
+
+def canonical_colouring(colours: np.ndarray) -> list[int]:
+    """Relabel colours by first appearance, so vertex 0 has colour 0, the next new one 1, ..."""
+    labels: dict[int, int] = {}
+    return [labels.setdefault(int(colour), len(labels)) for colour in colours]
+
+
+def is_proper(adjacency: np.ndarray, colours: np.ndarray) -> bool:
+    """True when no edge joins two vertices of the same colour."""
+    first, second = np.nonzero(np.triu(adjacency, 1))
+    return bool(np.all(colours[first] != colours[second]))
+
+
+# --- upper bounds -------------------------------------------------------------------------------
+
+
+@njit
+def dsatur(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Greedy DSatur: colour next the vertex seeing the most colours (then the most uncoloured
+    neighbours, then the lowest id) with the smallest colour its neighbours do not use."""
+    n = indptr.shape[0] - 1
+    colours = np.full(n, -1, np.int64)
+    seen = np.zeros((n, n + 1), np.int64)
+    saturation = np.zeros(n, np.int64)
+    free_degree = indptr[1:] - indptr[:-1]
+    for _ in range(n):
+        vertex = -1
+        for candidate in range(n):
+            if colours[candidate] >= 0:
+                continue
+            if (
+                vertex < 0
+                or saturation[candidate] > saturation[vertex]
+                or (
+                    saturation[candidate] == saturation[vertex]
+                    and free_degree[candidate] > free_degree[vertex]
+                )
+            ):
+                vertex = candidate
+        colour = 0
+        while seen[vertex, colour] > 0:
+            colour += 1
+        colours[vertex] = colour
+        for position in range(indptr[vertex], indptr[vertex + 1]):
+            neighbour = indices[position]
+            if seen[neighbour, colour] == 0:
+                saturation[neighbour] += 1
+            seen[neighbour, colour] += 1
+            free_degree[neighbour] -= 1
+    return colours
+
+
+@njit
+def _xorshift(state: np.ndarray) -> int:
+    """Next value of a 64-bit xorshift generator kept in ``state[0]``, as a non-negative int."""
+    x = state[0]
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    state[0] = x
+    return np.int64(x >> np.uint64(1))
+
+
+@njit
+def tabucol(
+    indptr: np.ndarray, indices: np.ndarray, start: np.ndarray, k: int, iterations: int, seed: int
+) -> tuple[np.ndarray, bool]:
+    """Search for a proper colouring with colours ``0..k-1`` from ``start`` (Tabucol).
+
+    Vertices of ``start`` with a colour of k or more are first recoloured greedily. Each move
+    recolours one conflicting vertex, the best non-tabu move (ties broken by the seeded
+    generator), allowing a tabu move when it beats the best conflict count so far; the reverse
+    move stays tabu for ``0.6 * conflicting vertices + random(0..9)`` iterations. Returns the
+    colouring and whether it is conflict-free.
+    """
+    n = indptr.shape[0] - 1
+    colours = start.copy()
+    counts = np.zeros((n, k), np.int64)
+    for vertex in range(n):
+        if colours[vertex] >= k:
+            colours[vertex] = -1
+    for vertex in range(n):
+        if colours[vertex] >= 0:
+            for position in range(indptr[vertex], indptr[vertex + 1]):
+                counts[indices[position], colours[vertex]] += 1
+    for vertex in range(n):
+        if colours[vertex] < 0:
+            colour = 0
+            for candidate in range(1, k):
+                if counts[vertex, candidate] < counts[vertex, colour]:
+                    colour = candidate
+            colours[vertex] = colour
+            for position in range(indptr[vertex], indptr[vertex + 1]):
+                counts[indices[position], colour] += 1
+    conflicts = 0
+    for vertex in range(n):
+        conflicts += counts[vertex, colours[vertex]]
+    conflicts //= 2
+    best_conflicts = conflicts
+    tabu_until = np.zeros((n, k), np.int64)
+    state = np.array([np.uint64(seed) * np.uint64(2654435761) + np.uint64(88172645463325252)])
+    for iteration in range(iterations):
+        if conflicts == 0:
+            break
+        best_delta, ties, moved_vertex, moved_colour, conflicting = n + 1, 0, -1, -1, 0
+        for vertex in range(n):
+            current = colours[vertex]
+            if counts[vertex, current] == 0:
+                continue
+            conflicting += 1
+            for colour in range(k):
+                if colour == current:
+                    continue
+                delta = counts[vertex, colour] - counts[vertex, current]
+                if tabu_until[vertex, colour] > iteration and conflicts + delta >= best_conflicts:
+                    continue
+                if delta < best_delta:
+                    best_delta, ties, moved_vertex, moved_colour = delta, 1, vertex, colour
+                elif delta == best_delta:
+                    ties += 1
+                    if _xorshift(state) % ties == 0:
+                        moved_vertex, moved_colour = vertex, colour
+        if moved_vertex < 0:
+            continue
+        previous = colours[moved_vertex]
+        colours[moved_vertex] = moved_colour
+        for position in range(indptr[moved_vertex], indptr[moved_vertex + 1]):
+            neighbour = indices[position]
+            counts[neighbour, previous] -= 1
+            counts[neighbour, moved_colour] += 1
+        conflicts += best_delta
+        best_conflicts = min(best_conflicts, conflicts)
+        tenure = (6 * conflicting) // 10 + _xorshift(state) % 10
+        tabu_until[moved_vertex, previous] = iteration + 1 + tenure
+    return colours, conflicts == 0
+
+
+def heuristic_colouring(
+    adjacency: np.ndarray, lower_bound: int = 1, iterations: int = TABUCOL_ITERATIONS
+) -> tuple[np.ndarray, int]:
+    """DSatur, then Tabucol with one colour fewer while it succeeds (and the count is above
+    ``lower_bound``). Returns the canonical colouring and its colour count. Deterministic."""
+    adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
+    indptr, indices = neighbour_lists(adjacency)
+    colours = dsatur(indptr, indices)
+    count = int(colour_count(colours))
+    while count > max(lower_bound, 1):
+        candidate, found = tabucol(indptr, indices, colours, count - 1, iterations, count)
+        if not found:
+            break
+        colours, count = candidate, count - 1
+    return np.array(canonical_colouring(colours), dtype=np.int64), count
+
+
+# --- lower bound --------------------------------------------------------------------------------
+
+
+@njit
+def _colour_sort(
+    adjacency: np.ndarray,
+    candidates: np.ndarray,
+    count: int,
+    out_order: np.ndarray,
+    out_bound: np.ndarray,
+) -> None:
+    """Greedy-colour ``candidates[:count]`` in order and write them sorted by colour class, with
+    ``out_bound[i]`` = class of ``out_order[i]`` + 1, a bound on a clique among the first i + 1."""
+    classes = np.empty(count, np.int64)
+    blocked = np.zeros(count + 1, np.bool_)
+    class_total = 0
+    for i in range(count):
+        vertex = candidates[i]
+        for j in range(i):
+            if adjacency[vertex, candidates[j]]:
+                blocked[classes[j]] = True
+        chosen = 0
+        while blocked[chosen]:
+            chosen += 1
+        classes[i] = chosen
+        class_total = max(class_total, chosen + 1)
+        for j in range(i):
+            blocked[classes[j]] = False
+    position = 0
+    for colour in range(class_total):
+        for i in range(count):
+            if classes[i] == colour:
+                out_order[position] = candidates[i]
+                out_bound[position] = colour + 1
+                position += 1
+
+
+@njit
+def _max_clique(adjacency: np.ndarray, node_limit: int) -> tuple[np.ndarray, bool]:
+    """Tomita's MCQ branch and bound, iterative; returns (clique, proven maximum)."""
+    n = adjacency.shape[0]
+    degree = np.zeros(n, np.int64)
+    for vertex in range(n):
+        for other in range(n):
+            if adjacency[vertex, other]:
+                degree[vertex] += 1
+    initial = np.argsort(-degree, kind="mergesort").astype(np.int64)
+    order = np.empty((n + 1, n), np.int64)
+    bound = np.empty((n + 1, n), np.int64)
+    remaining = np.zeros(n + 1, np.int64)
+    current = np.empty(n, np.int64)
+    best = np.empty(n, np.int64)
+    best_size = 0
+    scratch = np.empty(n, np.int64)
+    _colour_sort(adjacency, initial, n, order[0], bound[0])
+    remaining[0] = n
+    depth, nodes = 0, 0
+    while depth >= 0:
+        top = remaining[depth]
+        if top == 0 or depth + bound[depth, top - 1] <= best_size:
+            depth -= 1
+            if depth >= 0:
+                remaining[depth] -= 1
+            continue
+        if nodes >= node_limit:
+            return best[:best_size].copy(), False
+        nodes += 1
+        vertex = order[depth, top - 1]
+        current[depth] = vertex
+        count = 0
+        for i in range(top - 1):
+            if adjacency[vertex, order[depth, i]]:
+                scratch[count] = order[depth, i]
+                count += 1
+        if count == 0:
+            if depth + 1 > best_size:
+                best_size = depth + 1
+                best[:best_size] = current[:best_size]
+            remaining[depth] -= 1
+            continue
+        _colour_sort(adjacency, scratch, count, order[depth + 1], bound[depth + 1])
+        remaining[depth + 1] = count
+        depth += 1
+    return best[:best_size].copy(), True
+
+
+def max_clique(
+    adjacency: np.ndarray, node_limit: int = CLIQUE_NODE_LIMIT
+) -> tuple[list[int], bool]:
+    """A largest clique (sorted vertex ids) and whether it was proven maximum within the budget.
+
+    Either way its size is a valid lower bound on the chromatic number.
+    """
+    adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
+    if adjacency.shape[0] == 0:
+        return [], True
+    clique, proven = _max_clique(adjacency, node_limit)
+    return sorted(int(vertex) for vertex in clique), bool(proven)
+
+
+# --- exact search -------------------------------------------------------------------------------
+
+# Slots of the search's ``status`` array, which carries its state from one chunk to the next.
+_DEPTH, _USED, _BEST, _LOWER, _DESCEND, _BASE, _FINISHED = range(7)
+
+
+@njit
+def _assign(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    colours: np.ndarray,
+    seen: np.ndarray,
+    saturation: np.ndarray,
+    free_degree: np.ndarray,
+    vertex: int,
+    colour: int,
+) -> None:
+    """Give ``vertex`` ``colour`` and update its neighbours' colour counts and saturation."""
+    colours[vertex] = colour
+    for position in range(indptr[vertex], indptr[vertex + 1]):
+        neighbour = indices[position]
+        if seen[neighbour, colour] == 0:
+            saturation[neighbour] += 1
+        seen[neighbour, colour] += 1
+        free_degree[neighbour] -= 1
+
+
+@njit
+def _unassign(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    colours: np.ndarray,
+    seen: np.ndarray,
+    saturation: np.ndarray,
+    free_degree: np.ndarray,
+    vertex: int,
+) -> None:
+    """Undo :func:`_assign` for ``vertex``."""
+    colour = colours[vertex]
+    colours[vertex] = -1
+    for position in range(indptr[vertex], indptr[vertex + 1]):
+        neighbour = indices[position]
+        seen[neighbour, colour] -= 1
+        if seen[neighbour, colour] == 0:
+            saturation[neighbour] -= 1
+        free_degree[neighbour] += 1
+
+
+@njit
+def _search(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    colours: np.ndarray,
+    seen: np.ndarray,
+    saturation: np.ndarray,
+    free_degree: np.ndarray,
+    vertex_at: np.ndarray,
+    next_colour: np.ndarray,
+    used_at: np.ndarray,
+    best: np.ndarray,
+    status: np.ndarray,
+    node_budget: int,
+) -> None:
+    """Exact DSatur branch and bound for at most ``node_budget`` nodes, resumable.
+
+    Depth d colours one more vertex: the uncoloured one with the highest saturation (then most
+    uncoloured neighbours, then lowest id), trying each colour already used that its neighbours
+    lack and then one new colour, but only colours below ``best - 1``: a branch must beat the
+    incumbent. Depths below ``status[_BASE]`` are the pre-coloured clique. The search ends when it
+    backtracks past them (the incumbent is optimal) or reaches the lower bound.
+    """
+    n = colours.shape[0]
+    depth, used, best_count = status[_DEPTH], status[_USED], status[_BEST]
+    lower, descend, base = status[_LOWER], status[_DESCEND], status[_BASE]
+    nodes = 0
+    while nodes < node_budget:
+        if descend:
+            if depth == n:
+                best[:] = colours
+                best_count = used
+                if best_count <= lower:
+                    status[_FINISHED] = 1
+                    break
+                depth -= 1
+                descend = 0
+                continue
+            vertex = -1
+            for candidate in range(n):
+                if colours[candidate] >= 0:
+                    continue
+                if (
+                    vertex < 0
+                    or saturation[candidate] > saturation[vertex]
+                    or (
+                        saturation[candidate] == saturation[vertex]
+                        and free_degree[candidate] > free_degree[vertex]
+                    )
+                ):
+                    vertex = candidate
+            vertex_at[depth] = vertex
+            next_colour[depth] = 0
+            used_at[depth] = used
+        vertex = vertex_at[depth]
+        if colours[vertex] >= 0:
+            _unassign(indptr, indices, colours, seen, saturation, free_degree, vertex)
+            used = used_at[depth]
+        limit = min(used, best_count - 2)
+        colour = next_colour[depth]
+        while colour <= limit and seen[vertex, colour] > 0:
+            colour += 1
+        if colour > limit:
+            depth -= 1
+            descend = 0
+            if depth < base:
+                status[_FINISHED] = 1
+                break
+            continue
+        next_colour[depth] = colour + 1
+        _assign(indptr, indices, colours, seen, saturation, free_degree, vertex, colour)
+        if colour == used:
+            used += 1
+        depth += 1
+        descend = 1
+        nodes += 1
+    status[_DEPTH], status[_USED], status[_BEST], status[_DESCEND] = (
+        depth,
+        used,
+        best_count,
+        descend,
+    )
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """Outcome of :func:`exact_colouring`: the best colouring and what was proven about it."""
+
+    colours: np.ndarray
+    colour_count: int
+    proven_optimal: bool
+    lower_bound: int
+
+
+def exact_colouring(
+    adjacency: np.ndarray,
+    time_limit: float = 60.0,
+    incumbent: np.ndarray | None = None,
+    tabucol_iterations: int = TABUCOL_ITERATIONS,
+    clique_node_limit: int = CLIQUE_NODE_LIMIT,
+) -> ExactResult:
+    """The chromatic number and a canonical optimal colouring (or the best found in time).
+
+    ``incumbent`` (any proper colouring, e.g. a planted one) is kept when nothing beats it.
+    Smaller ``tabucol_iterations`` or ``clique_node_limit`` weaken the bounds (tests use 0 to
+    make the branch and bound do all the work); the result stays exact.
+    """
+    adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
+    n = adjacency.shape[0]
+    deadline = time.monotonic() + time_limit
+    clique, _ = max_clique(adjacency, clique_node_limit)
+    lower = max(len(clique), 1 if n else 0)
+    colours, count = heuristic_colouring(adjacency, lower, tabucol_iterations)
+    if incumbent is not None and colour_count(incumbent) < count:
+        colours = np.array(canonical_colouring(incumbent), dtype=np.int64)
+        count = int(colour_count(colours))
+    if count <= lower:
+        return ExactResult(colours, count, True, count)
+    indptr, indices = neighbour_lists(adjacency)
+    partial = np.full(n, -1, np.int64)
+    seen = np.zeros((n, n + 1), np.int64)
+    saturation = np.zeros(n, np.int64)
+    free_degree = indptr[1:] - indptr[:-1]
+    for colour, vertex in enumerate(clique):
+        _assign(indptr, indices, partial, seen, saturation, free_degree, vertex, colour)
+    best = colours.copy()
+    status = np.array([len(clique), len(clique), count, lower, 1, len(clique), 0], np.int64)
+    vertex_at, next_colour, used_at = (np.zeros(n + 1, np.int64) for _ in range(3))
+    while not status[_FINISHED] and time.monotonic() < deadline:
+        _search(
+            indptr,
+            indices,
+            partial,
+            seen,
+            saturation,
+            free_degree,
+            vertex_at,
+            next_colour,
+            used_at,
+            best,
+            status,
+            SEARCH_CHUNK_NODES,
+        )
+    count = int(status[_BEST])
+    proven = bool(status[_FINISHED])
+    return ExactResult(
+        np.array(canonical_colouring(best), dtype=np.int64),
+        count,
+        proven,
+        count if proven else lower,
+    )

@@ -1,0 +1,57 @@
+"""Graph colouring generator config, the published tiers, and the generator itself.
+
+Construction (a planted k-colouring, as published): draw n and k, split the vertices at random
+into k colour classes of near-equal size (sizes differ by at most one, the hardest kind of plant
+for a given k), then join each pair of vertices in *different* classes independently with
+probability ``density``. The planted classes stay a proper k-colouring, so the chromatic number
+is at most k; random edges can leave it below k, which is why the reference is solved exactly.
+``density`` is the edge probability between classes, so the share of all pairs that are edges
+is about ``density * (1 - 1/k)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from npgym.config import GeneratorConfig
+from npgym.graphs import random_edges
+
+MAX_GENERATED_VERTICES = 500
+"""Largest graph the generator draws (the prompt of a dense 500-vertex graph is ~0.6 MB)."""
+
+
+class GraphColoringConfig(GeneratorConfig):
+    """How colouring instances are drawn: vertex count, planted colour count, edge density."""
+
+    n_min: int = Field(ge=3, le=MAX_GENERATED_VERTICES)
+    n_max: int = Field(ge=3, le=MAX_GENERATED_VERTICES)
+    colours_min: int = Field(
+        ge=1, le=MAX_GENERATED_VERTICES, description="planted colours (at most n are used)"
+    )
+    colours_max: int = Field(ge=1, le=MAX_GENERATED_VERTICES)
+    density: float = Field(
+        ge=0.0, le=1.0, description="probability of an edge between two planted colour classes"
+    )
+
+
+TIERS: dict[str, GraphColoringConfig] = {
+    "easy": GraphColoringConfig(n_min=8, n_max=12, colours_min=3, colours_max=4, density=0.2),
+    "medium": GraphColoringConfig(n_min=15, n_max=22, colours_min=4, colours_max=6, density=0.35),
+    "hard": GraphColoringConfig(n_min=25, n_max=32, colours_min=6, colours_max=8, density=0.5),
+    "benchmark": GraphColoringConfig(n_min=32, n_max=40, colours_min=6, colours_max=8, density=0.5),
+}
+
+
+def build(rng: np.random.Generator, config: GraphColoringConfig) -> dict[str, Any]:
+    """Plant a balanced k-colouring, then add the edges between classes."""
+    n = int(rng.integers(config.n_min, config.n_max + 1))
+    k = min(int(rng.integers(config.colours_min, config.colours_max + 1)), n)
+    classes = np.empty(n, np.int64)
+    classes[rng.permutation(n)] = np.arange(n) % k
+    edges = [(u, v) for u, v in random_edges(rng, n, config.density) if classes[u] != classes[v]]
+    labels: dict[int, int] = {}
+    planted = tuple(labels.setdefault(int(colour), len(labels)) for colour in classes)
+    return {"n": n, "edges": tuple(edges), "planted_colouring": planted}

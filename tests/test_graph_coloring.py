@@ -1,0 +1,312 @@
+"""GraphColoring: hand-checked verdicts, kernel vs. twin, solvers vs. brute force and CP-SAT."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from ortools.sat.python import cp_model
+
+import npgym
+from npgym.heuristics import graph_coloring as solvers
+from npgym.tasks.graph_coloring import GraphColoringConfig, GraphColoringInstance
+from npgym.tasks.graph_coloring.verifier import check_colouring, check_colouring_python
+
+TASK = npgym.get_task("GraphColoring")
+
+# A 5-cycle 0-1-2-3-4-0 plus vertex 5 on a triangle with 0 and 1 (hand-checked): an odd cycle
+# needs 3 colours, and [0, 1, 0, 1, 2, 2] uses 3.
+PENTAGON = GraphColoringInstance(
+    n=6, edges=[[0, 1], [1, 2], [2, 3], [3, 4], [0, 4], [0, 5], [1, 5]]
+)
+BIG = 10**17
+LENGTH = "colouring has {} entries, expected 6 (one colour per vertex)"
+NOT_INT = "expected integers in the colouring, got "
+
+
+def adjacency_of(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
+    matrix = np.zeros((n, n), dtype=np.bool_)
+    for u, v in edges:
+        matrix[u, v] = matrix[v, u] = True
+    return matrix
+
+
+def random_adjacency(rng: np.random.Generator, n: int) -> np.ndarray:
+    upper = np.triu(rng.random((n, n)) < rng.random(), 1)
+    return upper | upper.T
+
+
+def brute_force_chromatic(adjacency: np.ndarray) -> int:
+    n = adjacency.shape[0]
+    edges = list(zip(*np.nonzero(np.triu(adjacency, 1)), strict=True))
+    for k in range(1, n + 1):
+        for rest in itertools.product(range(k), repeat=n - 1):
+            colours = (0, *rest)
+            if all(colours[u] != colours[v] for u, v in edges):
+                return k
+    return 0
+
+
+def brute_force_clique(adjacency: np.ndarray) -> int:
+    n = adjacency.shape[0]
+    for size in range(n, 0, -1):
+        for group in itertools.combinations(range(n), size):
+            if all(adjacency[u, v] for u, v in itertools.combinations(group, 2)):
+                return size
+    return 0
+
+
+def cp_sat_colourable(adjacency: np.ndarray, k: int) -> bool:
+    """Independent check: is there a proper k-colouring? (CP-SAT, a clique's colours fixed)."""
+    clique, _ = solvers.max_clique(adjacency)
+    if len(clique) > k:
+        return False
+    n = adjacency.shape[0]
+    model = cp_model.CpModel()
+    has = [[model.new_bool_var(f"x{v}_{c}") for c in range(k)] for v in range(n)]
+    for v in range(n):
+        model.add_exactly_one(has[v])
+    for u, v in zip(*np.nonzero(np.triu(adjacency, 1)), strict=True):
+        for c in range(k):
+            model.add_bool_or([has[u][c].Not(), has[v][c].Not()])
+    for colour, vertex in enumerate(clique):
+        model.add(has[vertex][colour] == 1)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 2
+    solver.parameters.max_time_in_seconds = 120
+    status = solver.solve(model)
+    assert status in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE)
+    return status != cp_model.INFEASIBLE
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "objective", "reason"),
+    [
+        ([0, 1, 0, 1, 2, 2], True, 3, ""),
+        ([7, -3, 7, -3, BIG, BIG], True, 3, ""),
+        ([-BIG, BIG, -BIG, BIG, BIG + 1, BIG + 1], True, 3, ""),
+        ([0, 1, 2, 3, 4, 5], True, 6, ""),
+        ([0, 1, 0, 1, 2, 3], True, 4, ""),
+        ([0, 1, 0, 1, 0, 2], False, None, "vertices 0 and 4 are adjacent and both have colour 0"),
+        ([2, 2, 1, 0, 1, 0], False, None, "vertices 0 and 1 are adjacent and both have colour 2"),
+        ([0, 1, 0, 0, 2, 2], False, None, "vertices 2 and 3 are adjacent and both have colour 0"),
+        ([0, 1, 0, 1, 2], False, None, LENGTH.format(5)),
+        ([0, 1, 0, 1, 2, 2, 3], False, None, LENGTH.format(7)),
+        ([], False, None, LENGTH.format(0)),
+        ([0] * 1000, False, None, LENGTH.format(1000)),
+        (["a", "b", "a", "b", "c", "c"], False, None, NOT_INT + "a word"),
+        ([[0, 1], [0, 1], [2, 2]], False, None, NOT_INT + "a list"),
+        ([0, 1, 0, 1, 2, 2.0], False, None, NOT_INT + "a number with a fraction"),
+        ([0, 1, 0, 1, 2, 10**30], False, None, "integer out of range in the colouring"),
+        ([0, 1, 0, 1, 2, True], False, None, NOT_INT + "a boolean"),
+        ("0 1 0 1 2 2", False, None, "expected a list for the colouring, got a word"),
+    ],
+)
+def test_pentagon_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
+    verdict = TASK.verify(PENTAGON, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+
+
+def test_pentagon_reference_and_scores() -> None:
+    reference = TASK.reference(PENTAGON)
+    assert reference.objective == 3 and reference.bound == 3 and reference.gap == 0.0
+    assert reference.proven_optimal and reference.method == "exact"
+    assert TASK.verify(PENTAGON, reference.solution).objective == 3
+    assert reference.solution == solvers.canonical_colouring(np.array(reference.solution))
+    assert TASK.score(PENTAGON, "So: Answer: [0, 1, 0, 1, 2, 2].").reward == 2.0
+    assert TASK.score(PENTAGON, "Answer: [0, 1, 2, 3, 4, 5]").reward == pytest.approx(1.5)
+    assert TASK.score(PENTAGON, "Answer: [0, 1, 0, 1, 0, 2]").reward == -0.5
+    assert TASK.score(PENTAGON, "Answer: [0, 1, [0], 1, 0, 2]").reward == -2.5
+
+
+@st.composite
+def graphs_and_colourings(draw: st.DrawFn) -> tuple[int, list[tuple[int, int]], list[int]]:
+    n = draw(st.integers(0, 8))
+    pairs = list(itertools.combinations(range(n), 2))
+    edges = sorted(draw(st.sets(st.sampled_from(pairs), max_size=len(pairs)))) if pairs else []
+    label = st.integers(-2, 3) | st.integers(-(10**18) + 1, 10**18 - 1)
+    length = draw(st.integers(0, n + 2) | st.just(n))
+    colours = draw(st.lists(label, min_size=length, max_size=length))
+    return n, edges, colours
+
+
+@given(case=graphs_and_colourings())
+def test_kernel_agrees_with_python_twin(case: tuple[int, list[tuple[int, int]], list[int]]) -> None:
+    n, edges, colours = case
+    edge_array = np.array(edges, dtype=np.int64).reshape(-1, 2)
+    kernel = check_colouring(n, edge_array, np.array(colours, dtype=np.int64))
+    assert tuple(int(v) for v in kernel) == check_colouring_python(n, edges, colours)
+
+
+def test_distinct_labels_are_counted_exactly_for_extreme_values() -> None:
+    limit = 10**18 - 1
+    colours = [limit, -limit, limit - 1, -limit, 0, limit, 2**62, -(2**62)]
+    edge_free = np.zeros((0, 2), dtype=np.int64)
+    assert check_colouring(8, edge_free, np.array(colours, dtype=np.int64))[4] == 6
+    assert check_colouring_python(8, [], colours)[4] == 6
+
+
+def test_exact_solver_matches_brute_force_on_small_graphs() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        adjacency = random_adjacency(rng, int(rng.integers(1, 8)))
+        optimum = brute_force_chromatic(adjacency)
+        for bounded in (True, False):
+            # Without the clique and Tabucol bounds the branch and bound does all the work.
+            result = solvers.exact_colouring(
+                adjacency,
+                tabucol_iterations=solvers.TABUCOL_ITERATIONS if bounded else 0,
+                clique_node_limit=solvers.CLIQUE_NODE_LIMIT if bounded else 0,
+            )
+            assert result.proven_optimal and result.colour_count == optimum
+            assert result.lower_bound == optimum
+            assert solvers.is_proper(adjacency, result.colours)
+            assert solvers.colour_count(result.colours) == optimum
+        colours, count = solvers.heuristic_colouring(adjacency)
+        assert count >= optimum and solvers.is_proper(adjacency, colours)
+        assert solvers.colour_count(colours) == count
+
+
+def test_max_clique_matches_brute_force() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        adjacency = random_adjacency(rng, int(rng.integers(1, 11)))
+        clique, proven = solvers.max_clique(adjacency)
+        assert proven and len(clique) == brute_force_clique(adjacency)
+        assert all(adjacency[u, v] for u, v in itertools.combinations(clique, 2))
+    assert solvers.max_clique(adjacency, node_limit=0) == ([], False)
+
+
+def test_exact_reference_agrees_with_cp_sat_on_benchmark_instances() -> None:
+    for seed in range(3):
+        instance = TASK.generate(seed, tier="benchmark")
+        bare = solvers.exact_colouring(
+            instance.adjacency, tabucol_iterations=0, clique_node_limit=0
+        )
+        chromatic = TASK.reference(instance).objective
+        assert bare.colour_count == chromatic and bare.proven_optimal
+        assert cp_sat_colourable(instance.adjacency, chromatic)
+        assert not cp_sat_colourable(instance.adjacency, chromatic - 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tier", ["hard", "benchmark"])
+def test_exact_reference_agrees_with_cp_sat_on_many_instances(tier: str) -> None:
+    for seed in range(3, 30):
+        instance = TASK.generate(seed, tier=tier)
+        chromatic = TASK.reference(instance).objective
+        assert cp_sat_colourable(instance.adjacency, chromatic)
+        assert not cp_sat_colourable(instance.adjacency, chromatic - 1)
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), k=st.integers(1, 8))
+def test_tabucol_reports_success_only_for_proper_colourings(seed: int, n: int, k: int) -> None:
+    adjacency = random_adjacency(np.random.default_rng(seed), n)
+    indptr, indices = solvers.neighbour_lists(adjacency)
+    start = solvers.dsatur(indptr, indices)
+    assert solvers.is_proper(adjacency, start)
+    colours, found = solvers.tabucol(indptr, indices, start, k, 500, seed)
+    assert colours.min() >= 0 and colours.max() < k
+    assert found == solvers.is_proper(adjacency, colours)
+
+
+def test_time_limit_returns_the_clique_bound_instead_of_a_proof() -> None:
+    instance = TASK.generate(4, tier="benchmark")  # clique bound 5, chromatic number 7
+    reference = TASK.reference(instance, time_limit=0.0)
+    assert (reference.method, reference.proven_optimal) == ("heuristic", False)
+    assert reference.bound == len(solvers.max_clique(instance.adjacency)[0]) == 5
+    assert reference.objective == 7
+    assert reference.gap == pytest.approx((7 - 5) / 7)
+    assert TASK.verify(instance, reference.solution).objective == 7
+    assert TASK.reference(instance).proven_optimal
+
+
+def test_references_are_deterministic_and_canonical() -> None:
+    for seed in range(3):
+        instance = TASK.generate(seed, tier="benchmark")
+        first = TASK.solve(instance, exact=True, time_limit=60.0)
+        again = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60.0)
+        assert first == again
+        assert TASK.solve(instance, exact=False, time_limit=60.0) == TASK.solve(
+            instance, exact=False, time_limit=60.0
+        )
+        assert first.solution == solvers.canonical_colouring(np.array(first.solution))
+        unplanted = instance.model_copy(update={"planted_colouring": None})
+        assert TASK.solve(unplanted, exact=True, time_limit=60.0).objective == first.objective
+
+
+def test_planted_colouring_is_only_an_upper_bound() -> None:
+    below = 0
+    for seed in range(20):
+        instance = TASK.generate(seed, tier="benchmark")
+        planted = len(set(instance.planted_colouring))
+        reference = TASK.reference(instance)
+        assert reference.objective <= planted
+        below += reference.objective < planted
+    assert below > 0, "expected some instances where random edges allow fewer colours"
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_respects_the_tier(tier: str) -> None:
+    config = TASK.tiers[tier]
+    cross_pairs = cross_edges = 0
+    for seed in range(10):
+        instance = TASK.generate(seed, tier=tier)
+        assert config.n_min <= instance.n <= config.n_max
+        planted = np.array(instance.planted_colouring)
+        sizes = np.bincount(planted)
+        assert config.colours_min <= sizes.size <= config.colours_max
+        assert sizes.max() - sizes.min() <= 1
+        assert planted.tolist() == solvers.canonical_colouring(planted)
+        assert all(planted[u] != planted[v] for u, v in instance.edges)
+        cross_pairs += (instance.n**2 - int((sizes**2).sum())) // 2
+        cross_edges += len(instance.edges)
+    assert abs(cross_edges / cross_pairs - config.density) < 0.06
+
+
+def test_difficulty_extremes_stay_valid() -> None:
+    for difficulty in (0.0, 1.0):
+        config = TASK.config(difficulty=difficulty)
+        instance = TASK.generate(0, difficulty=difficulty)
+        assert config.n_min <= instance.n <= config.n_max
+        assert len(set(instance.planted_colouring)) <= instance.n
+    assert TASK.config(difficulty=0.0).density < TASK.tiers["easy"].density
+    tiny = TASK.generate(0, config={"n_min": 3, "n_max": 3, "colours_min": 9, "colours_max": 9})
+    assert len(set(tiny.planted_colouring)) == 3
+
+
+def test_prompt_lists_every_neighbourhood() -> None:
+    instance = TASK.generate(4, tier="benchmark")
+    prompt = TASK.prompt(instance)
+    for vertex, neighbours in enumerate(instance.neighbours()):
+        listed = ", ".join(map(str, neighbours)) if neighbours else "none"
+        assert f"\n{vertex}: {listed}\n" in prompt
+    assert f"a list of {instance.n} integers" in prompt
+    assert f"{len(instance.edges)} edges" in prompt
+    assert "planted" not in prompt
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"n": 3, "edges": [[0, 1]], "planted_colouring": [0, 1]}, "2 entries, expected 3"),
+        ({"n": 3, "edges": [[0, 1]], "planted_colouring": [0, 0, 1]}, "0 and 1 the same colour"),
+        ({"n": 3, "edges": [[0, 3]]}, "outside"),
+        ({"n": 3, "edges": [[1, 1]]}, "self-loop"),
+        ({"n": 0, "edges": []}, "greater than or equal to 1"),
+        ({"n": 3, "edges": [], "planted_colouring": [0, 1.5, 2]}, "integer"),
+    ],
+)
+def test_bad_instances_are_rejected(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        GraphColoringInstance(**fields)
+
+
+def test_bad_configs_are_rejected() -> None:
+    with pytest.raises(ValueError, match="colours_min"):
+        GraphColoringConfig(n_min=5, n_max=6, colours_min=4, colours_max=3, density=0.3)
+    with pytest.raises(ValueError, match="density"):
+        TASK.config("easy", overrides={"density": 1.5})
