@@ -301,6 +301,34 @@ def test_kernel_agrees_with_twin_through_every_check() -> None:
     assert codes == set(range(10)) - {MEETING_OUT_OF_RANGE, MEETING_REPEATED, ROOM_OUT_OF_RANGE}
 
 
+loose_triples = st.lists(
+    st.lists(
+        st.integers(-3, 12) | st.integers(400, 1100) | st.integers(-(10**20), 10**20),
+        max_size=4,
+    ),
+    max_size=14,
+)
+
+
+@given(
+    seed=st.integers(0, 5),
+    value=loose_triples,
+    wrapper=st.sampled_from(["{}", "**{}**", "\\boxed{{{}}}", "```\n{}\n```"]),
+)
+def test_scoring_fuzzed_schedules_never_raises(
+    seed: int, value: list[list[int]], wrapper: str
+) -> None:
+    instance = TASK.generate(seed, tier="easy")
+    reference = TASK.reference(instance, exact=False)
+    score = TASK.score(instance, "Answer: " + wrapper.format(value), reference)
+    if score.feasible:
+        assert score.objective == TASK.verify(instance, value).objective
+        assert 1.0 <= score.reward <= 2.0
+    else:
+        assert score.reason
+        assert score.reward == (-0.5 if score.format_ok else -2.5)
+
+
 def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
     for seed in range(80):
         instance = TASK.generate(seed, config=TINY_CONFIG)
