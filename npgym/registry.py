@@ -17,6 +17,7 @@ TASKS: dict[str, str] = {
     "MaxClique": "npgym.tasks.max_clique:MaxCliqueTask",
     "MaxIndependentSet": "npgym.tasks.max_independent_set:MaxIndependentSetTask",
     "GraphColoring": "npgym.tasks.graph_coloring:GraphColoringTask",
+    "MeetingScheduling": "npgym.tasks.meeting_scheduling:MeetingSchedulingTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 

@@ -1,0 +1,256 @@
+"""MeetingScheduling reference solvers on plain lists.
+
+A problem is meetings (sorted attendee ids and a duration), each attendee's availability as
+sorted, disjoint ``(start, end)`` intervals, room capacities, and a start grid: starts are
+``day_start + k * slot`` with ``start + duration <= day_end``. A meeting occupies
+``[start, start + duration)``; the objective is the total number of attendees of the scheduled
+meetings. Schedules are lists of ``(meeting, room, start)`` sorted by meeting.
+
+- :func:`greedy_schedule`: several priority orders, each placing meetings at their earliest
+  conflict-free start in the smallest room that seats them, then a swap search that trades
+  scheduled meetings for larger unscheduled ones.
+- :func:`cp_sat_schedule`: exact CP-SAT model, one start variable per meeting restricted to its
+  feasible grid starts, an optional interval per meeting (attendee no-overlap) and per
+  (meeting, room) (room no-overlap). One search worker, so the witness is the same on every run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from ortools.sat.python import cp_model
+
+Schedule = list[tuple[int, int, int]]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The instance data the solvers need, as plain Python values."""
+
+    attendees: tuple[tuple[int, ...], ...]
+    durations: tuple[int, ...]
+    availability: tuple[tuple[tuple[int, int], ...], ...]
+    capacities: tuple[int, ...]
+    slot: int
+    day_start: int
+    day_end: int
+
+    @cached_property
+    def sizes(self) -> list[int]:
+        """Number of attendees of each meeting (its worth when scheduled)."""
+        return [len(members) for members in self.attendees]
+
+    @cached_property
+    def starts(self) -> list[list[int]]:
+        """Each meeting's grid starts at which every attendee is available throughout."""
+        return [
+            [
+                start
+                for start in range(self.day_start, self.day_end - duration + 1, self.slot)
+                if all(
+                    any(a <= start and start + duration <= b for a, b in self.availability[person])
+                    for person in members
+                )
+            ]
+            for members, duration in zip(self.attendees, self.durations, strict=True)
+        ]
+
+    @cached_property
+    def rooms(self) -> list[list[int]]:
+        """Each meeting's rooms that seat it, smallest capacity first (then lowest id)."""
+        order = sorted(range(len(self.capacities)), key=lambda r: (self.capacities[r], r))
+        return [[r for r in order if self.capacities[r] >= size] for size in self.sizes]
+
+    def upper_bound(self) -> int:
+        """Participations if every meeting that fits on its own were scheduled."""
+        return sum(
+            size
+            for size, starts, rooms in zip(self.sizes, self.starts, self.rooms, strict=True)
+            if starts and rooms
+        )
+
+
+def participations(problem: Problem, schedule: Schedule) -> int:
+    """Objective of a schedule (assumed feasible)."""
+    sizes = problem.sizes
+    return sum(sizes[meeting] for meeting, _, _ in schedule)
+
+
+class _Board:
+    """The meetings placed so far (meeting -> room, start), and where another one still fits."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.placed: dict[int, tuple[int, int]] = {}
+
+    def slot_for(self, meeting: int) -> tuple[int, int] | None:
+        """Earliest start, then smallest room, where ``meeting`` fits; None if nowhere."""
+        problem = self.problem
+        duration = problem.durations[meeting]
+        members = set(problem.attendees[meeting])
+        for start in problem.starts[meeting]:
+            end = start + duration
+            busy_rooms: set[int] = set()
+            blocked = False
+            for other, (room, other_start) in self.placed.items():
+                if other_start < end and start < other_start + problem.durations[other]:
+                    if not members.isdisjoint(problem.attendees[other]):
+                        blocked = True
+                        break
+                    busy_rooms.add(room)
+            if blocked:
+                continue
+            for room in problem.rooms[meeting]:
+                if room not in busy_rooms:
+                    return room, start
+        return None
+
+    def place(self, meeting: int) -> None:
+        """Place ``meeting`` at :meth:`slot_for` if it fits anywhere."""
+        spot = self.slot_for(meeting)
+        if spot is not None:
+            self.placed[meeting] = spot
+
+    def schedule(self) -> Schedule:
+        return sorted((meeting, room, start) for meeting, (room, start) in self.placed.items())
+
+
+def _greedy(problem: Problem, order: list[int]) -> _Board:
+    board = _Board(problem)
+    for meeting in order:
+        board.place(meeting)
+    return board
+
+
+def _improve(problem: Problem, board: _Board) -> None:
+    """Swap search: drop one scheduled meeting, insert unscheduled ones, keep strict gains."""
+    sizes = problem.sizes
+    by_worth = sorted(range(len(sizes)), key=lambda m: (-sizes[m], m))
+    improved = True
+    while improved:
+        improved = False
+        for dropped in sorted(board.placed):
+            trial = _Board(problem)
+            trial.placed = {m: spot for m, spot in board.placed.items() if m != dropped}
+            for meeting in by_worth:
+                if meeting not in trial.placed and meeting != dropped:
+                    trial.place(meeting)
+            trial.place(dropped)
+            gain = sum(sizes[m] for m in trial.placed) - sum(sizes[m] for m in board.placed)
+            if gain > 0:
+                board.placed = trial.placed
+                improved = True
+                break
+
+
+def greedy_schedule(problem: Problem) -> Schedule:
+    """Best schedule over a few greedy orders, each followed by the swap search.
+
+    Deterministic: orders are fixed and ties keep the earlier order.
+    """
+    count = len(problem.durations)
+    sizes, durations = problem.sizes, problem.durations
+    options = [len(s) * len(r) for s, r in zip(problem.starts, problem.rooms, strict=True)]
+    orders = [
+        sorted(range(count), key=lambda m: (-sizes[m], durations[m], options[m], m)),
+        sorted(range(count), key=lambda m: (-sizes[m] / durations[m], options[m], m)),
+        sorted(range(count), key=lambda m: (options[m], -sizes[m], m)),
+        list(range(count)),
+    ]
+    best: Schedule = []
+    best_value = -1
+    for order in orders:
+        board = _greedy(problem, order)
+        _improve(problem, board)
+        schedule = board.schedule()
+        value = participations(problem, schedule)
+        if value > best_value:
+            best, best_value = schedule, value
+    return best
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """Outcome of :func:`cp_sat_schedule`: the best schedule and what was proven about it."""
+
+    schedule: Schedule
+    objective: int
+    proven_optimal: bool
+    upper_bound: int
+
+
+def cp_sat_schedule(
+    problem: Problem, time_limit: float = 60.0, hint: Schedule | None = None
+) -> ExactResult:
+    """Maximise participations with CP-SAT; prove optimality unless ``time_limit`` runs out.
+
+    ``hint`` (a feasible schedule, e.g. the greedy one) seeds the search and is returned if CP-SAT
+    finds nothing better in time. When it already meets :meth:`Problem.upper_bound` no model is
+    built.
+    """
+    sizes = problem.sizes
+    incumbent = sorted(hint) if hint is not None else []
+    incumbent_value = participations(problem, incumbent)
+    bound = problem.upper_bound()
+    if incumbent_value >= bound:
+        return ExactResult(incumbent, incumbent_value, True, bound)
+
+    model = cp_model.CpModel()
+    present: dict[int, cp_model.IntVar] = {}
+    start_of: dict[int, cp_model.IntVar] = {}
+    in_room: dict[tuple[int, int], cp_model.IntVar] = {}
+    room_intervals: list[list[cp_model.IntervalVar]] = [[] for _ in problem.capacities]
+    person_intervals: list[list[cp_model.IntervalVar]] = [[] for _ in problem.availability]
+    for meeting, (starts, rooms) in enumerate(zip(problem.starts, problem.rooms, strict=True)):
+        if not starts or not rooms:
+            continue
+        duration = problem.durations[meeting]
+        start = model.new_int_var_from_domain(cp_model.Domain.from_values(starts), f"s{meeting}")
+        chosen = model.new_bool_var(f"x{meeting}")
+        present[meeting], start_of[meeting] = chosen, start
+        placements = []
+        for room in rooms:
+            here = model.new_bool_var(f"x{meeting}_{room}")
+            in_room[meeting, room] = here
+            placements.append(here)
+            room_intervals[room].append(
+                model.new_optional_fixed_size_interval_var(
+                    start, duration, here, f"i{meeting}_{room}"
+                )
+            )
+        model.add(sum(placements) == chosen)
+        interval = model.new_optional_fixed_size_interval_var(
+            start, duration, chosen, f"i{meeting}"
+        )
+        for person in problem.attendees[meeting]:
+            person_intervals[person].append(interval)
+    for intervals in (*room_intervals, *person_intervals):
+        if len(intervals) > 1:
+            model.add_no_overlap(intervals)
+    model.maximize(sum(sizes[meeting] * chosen for meeting, chosen in present.items()))
+    placed = {meeting: (room, start) for meeting, room, start in incumbent}
+    for (meeting, room), here in in_room.items():
+        model.add_hint(here, placed.get(meeting, (-1, 0))[0] == room)
+    for meeting, chosen in present.items():
+        model.add_hint(chosen, meeting in placed)
+        if meeting in placed:
+            model.add_hint(start_of[meeting], placed[meeting][1])
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+    status = solver.solve(model)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        bound = min(bound, int(solver.best_objective_bound + 1e-6))
+        schedule = sorted(
+            (meeting, room, int(solver.value(start_of[meeting])))
+            for (meeting, room), here in in_room.items()
+            if solver.boolean_value(here)
+        )
+        value = participations(problem, schedule)
+        if value > incumbent_value:
+            incumbent, incumbent_value = schedule, value
+        proven = status == cp_model.OPTIMAL
+        return ExactResult(incumbent, incumbent_value, proven or incumbent_value >= bound, bound)
+    return ExactResult(incumbent, incumbent_value, False, bound)

@@ -1,0 +1,192 @@
+"""MeetingScheduling verifier: a numba kernel and its pure-Python twin, which agree on every input.
+
+A schedule is a ``(k, 3)`` array of ``[meeting, room, start]`` rows. Both checks return
+``(code, a, b, c, participations)``; :func:`reason` turns a code and its details into text a
+person can act on. Rows are checked in order, each for: meeting id valid, meeting not scheduled
+before, room id valid, start inside the day, start on the grid, room capacity, attendee
+availability. Then every pair of rows (in order) is checked for overlap: same room first, then a
+shared attendee (the smallest). Two meetings overlap when each starts before the other ends:
+``start_i < start_j + duration_j`` and ``start_j < start_i + duration_i`` (half-open intervals,
+so back-to-back meetings do not overlap).
+
+Starts are only added to durations after the range check, so huge or negative starts (up to
+``answer.INT_LIMIT``) cannot overflow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npgym.heuristics._numba import njit
+
+(
+    OK,
+    MEETING_OUT_OF_RANGE,
+    MEETING_REPEATED,
+    ROOM_OUT_OF_RANGE,
+    OUTSIDE_DAY,
+    OFF_GRID,
+    OVER_CAPACITY,
+    UNAVAILABLE,
+    ROOM_DOUBLE_BOOKED,
+    ATTENDEE_DOUBLE_BOOKED,
+) = range(10)
+
+
+@njit
+def check_schedule(
+    schedule: np.ndarray,
+    attendee_ptr: np.ndarray,
+    attendee_ids: np.ndarray,
+    durations: np.ndarray,
+    interval_ptr: np.ndarray,
+    interval_starts: np.ndarray,
+    interval_ends: np.ndarray,
+    capacities: np.ndarray,
+    slot: int,
+    day_start: int,
+    day_end: int,
+) -> tuple[int, int, int, int, int]:
+    """Check a ``(k, 3)`` schedule against the instance arrays (numba)."""
+    n_meetings = durations.shape[0]
+    n_rooms = capacities.shape[0]
+    rows = schedule.shape[0]
+    seen = np.zeros(n_meetings, np.bool_)
+    total = 0
+    for row in range(rows):
+        meeting, room, start = schedule[row, 0], schedule[row, 1], schedule[row, 2]
+        if meeting < 0 or meeting >= n_meetings:
+            return MEETING_OUT_OF_RANGE, meeting, row, 0, 0
+        if seen[meeting]:
+            return MEETING_REPEATED, meeting, row, 0, 0
+        seen[meeting] = True
+        if room < 0 or room >= n_rooms:
+            return ROOM_OUT_OF_RANGE, room, meeting, 0, 0
+        duration = durations[meeting]
+        if start < day_start or start > day_end - duration:
+            return OUTSIDE_DAY, meeting, start, 0, 0
+        if (start - day_start) % slot != 0:
+            return OFF_GRID, meeting, start, 0, 0
+        size = attendee_ptr[meeting + 1] - attendee_ptr[meeting]
+        if capacities[room] < size:
+            return OVER_CAPACITY, room, meeting, 0, 0
+        for position in range(attendee_ptr[meeting], attendee_ptr[meeting + 1]):
+            attendee = attendee_ids[position]
+            inside = False
+            for interval in range(interval_ptr[attendee], interval_ptr[attendee + 1]):
+                if (
+                    interval_starts[interval] <= start
+                    and start + duration <= interval_ends[interval]
+                ):
+                    inside = True
+                    break
+            if not inside:
+                return UNAVAILABLE, attendee, meeting, start, 0
+        total += size
+    for first in range(rows):
+        meeting_a, room_a, start_a = schedule[first, 0], schedule[first, 1], schedule[first, 2]
+        end_a = start_a + durations[meeting_a]
+        for second in range(first + 1, rows):
+            meeting_b, room_b, start_b = (
+                schedule[second, 0],
+                schedule[second, 1],
+                schedule[second, 2],
+            )
+            if not (start_a < start_b + durations[meeting_b] and start_b < end_a):
+                continue
+            if room_a == room_b:
+                return ROOM_DOUBLE_BOOKED, room_a, meeting_a, meeting_b, 0
+            i, j = attendee_ptr[meeting_a], attendee_ptr[meeting_b]
+            while i < attendee_ptr[meeting_a + 1] and j < attendee_ptr[meeting_b + 1]:
+                if attendee_ids[i] == attendee_ids[j]:
+                    return ATTENDEE_DOUBLE_BOOKED, attendee_ids[i], meeting_a, meeting_b, 0
+                if attendee_ids[i] < attendee_ids[j]:
+                    i += 1
+                else:
+                    j += 1
+    return OK, 0, 0, 0, total
+
+
+def check_schedule_python(
+    schedule: list[list[int]],
+    meetings: list[list[int]],
+    durations: list[int],
+    availability: list[list[list[int]]],
+    capacities: list[int],
+    slot: int,
+    day_start: int,
+    day_end: int,
+) -> tuple[int, int, int, int, int]:
+    """Pure-Python twin of :func:`check_schedule`, on lists (``meetings[m]`` sorted attendees)."""
+    seen: set[int] = set()
+    total = 0
+    for row, (meeting, room, start) in enumerate(schedule):
+        if not 0 <= meeting < len(meetings):
+            return MEETING_OUT_OF_RANGE, meeting, row, 0, 0
+        if meeting in seen:
+            return MEETING_REPEATED, meeting, row, 0, 0
+        seen.add(meeting)
+        if not 0 <= room < len(capacities):
+            return ROOM_OUT_OF_RANGE, room, meeting, 0, 0
+        duration = durations[meeting]
+        if not day_start <= start <= day_end - duration:
+            return OUTSIDE_DAY, meeting, start, 0, 0
+        if (start - day_start) % slot:
+            return OFF_GRID, meeting, start, 0, 0
+        if capacities[room] < len(meetings[meeting]):
+            return OVER_CAPACITY, room, meeting, 0, 0
+        for attendee in meetings[meeting]:
+            if not any(a <= start and start + duration <= b for a, b in availability[attendee]):
+                return UNAVAILABLE, attendee, meeting, start, 0
+        total += len(meetings[meeting])
+    for first, (meeting_a, room_a, start_a) in enumerate(schedule):
+        for meeting_b, room_b, start_b in schedule[first + 1 :]:
+            if not (
+                start_a < start_b + durations[meeting_b]
+                and start_b < start_a + durations[meeting_a]
+            ):
+                continue
+            if room_a == room_b:
+                return ROOM_DOUBLE_BOOKED, room_a, meeting_a, meeting_b, 0
+            shared = set(meetings[meeting_a]) & set(meetings[meeting_b])
+            if shared:
+                return ATTENDEE_DOUBLE_BOOKED, min(shared), meeting_a, meeting_b, 0
+    return OK, 0, 0, 0, total
+
+
+def reason(
+    code: int,
+    a: int,
+    b: int,
+    c: int,
+    *,
+    durations: tuple[int, ...] | list[int],
+    sizes: tuple[int, ...] | list[int],
+    capacities: tuple[int, ...] | list[int],
+    slot: int,
+    day_start: int,
+    day_end: int,
+) -> str:
+    """Explain a failed check (``a``, ``b``, ``c`` are the kernel's details)."""
+    if code == MEETING_OUT_OF_RANGE:
+        return f"meeting {a} does not exist (meetings are 0 to {len(durations) - 1})"
+    if code == MEETING_REPEATED:
+        return f"meeting {a} scheduled twice"
+    if code == ROOM_OUT_OF_RANGE:
+        return f"room {a} does not exist (rooms are 0 to {len(capacities) - 1})"
+    if code == OUTSIDE_DAY:
+        return (
+            f"meeting {a} starting at {b} does not fit in the day: it must start at or after "
+            f"{day_start} and end by {day_end} (it lasts {durations[a]} minutes)"
+        )
+    if code == OFF_GRID:
+        return f"meeting {a} starts at {b}, which is not a multiple of {slot}"
+    if code == OVER_CAPACITY:
+        return f"room {a} capacity {capacities[a]} < {sizes[b]} attendees of meeting {b}"
+    if code == UNAVAILABLE:
+        return f"attendee {a} unavailable at {c}-{c + durations[b]} for meeting {b}"
+    if code == ROOM_DOUBLE_BOOKED:
+        return f"room {a} double-booked: meetings {b} and {c} overlap"
+    if code == ATTENDEE_DOUBLE_BOOKED:
+        return f"attendee {a} double-booked: meetings {b} and {c} overlap"
+    return ""
