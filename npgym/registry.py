@@ -14,6 +14,7 @@ from npgym.task import Task
 
 TASKS: dict[str, str] = {
     "TSP": "npgym.tasks.tsp:TSPTask",
+    "HamiltonianCycle": "npgym.tasks.hamiltonian_cycle:HamiltonianCycleTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 
