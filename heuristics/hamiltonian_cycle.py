@@ -163,7 +163,7 @@ def _posa(
     return best
 
 
-def heuristic_cycle(adjacency: np.ndarray, effort: int = 200, seed: int = 0) -> np.ndarray:
+def heuristic_cycle(adjacency: np.ndarray, effort: int = 50, seed: int = 0) -> np.ndarray:
     """Longest cycle found by rotation-extension, block by block (empty for a forest).
 
     A block of b vertices gets ``effort * b * b`` moves at most, with a fresh path after ``4 * b``

@@ -189,6 +189,7 @@ def test_prompt_shows_only_the_graph() -> None:
     for line in npgym.graphs.adjacency_lines(instance.neighbours()):
         assert f"\n{line}\n" in prompt
     assert f"{instance.n} vertices" in prompt and f"{len(instance.edges)} edges" in prompt
+    assert instance.fingerprint() == bare.fingerprint() != TASK.generate(6).fingerprint()
 
 
 def test_reference_without_planted_cycle_is_found_and_deterministic() -> None:

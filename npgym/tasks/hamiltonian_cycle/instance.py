@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from itertools import pairwise
 from typing import Literal
 
@@ -27,6 +28,11 @@ class HamiltonianCycleInstance(GraphInstance):
     hamiltonian: bool | None = None
     structure: Structure | None = None
     planted_cycle: tuple[Int, ...] | None = None
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the graph alone: the generator's labels do not change the problem."""
+        data = self.model_dump_json(include={"task", "n", "edges"})
+        return hashlib.sha256(data.encode()).hexdigest()
 
     @model_validator(mode="after")
     def _has_a_cycle(self) -> HamiltonianCycleInstance:
