@@ -18,6 +18,7 @@ TASKS: dict[str, str] = {
     "MaxIndependentSet": "npgym.tasks.max_independent_set:MaxIndependentSetTask",
     "GraphColoring": "npgym.tasks.graph_coloring:GraphColoringTask",
     "MeetingScheduling": "npgym.tasks.meeting_scheduling:MeetingSchedulingTask",
+    "HamiltonianCycle": "npgym.tasks.hamiltonian_cycle:HamiltonianCycleTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 

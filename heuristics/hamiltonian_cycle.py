@@ -1,0 +1,306 @@
+"""Longest-cycle reference solvers on an undirected graph (boolean adjacency matrix).
+
+Every cycle of a graph lies inside one of its blocks (biconnected components), so the solvers work
+block by block, largest first, and the size of the largest block is a first upper bound.
+
+- :func:`heuristic_cycle`: Posa rotation-extension on each block (numba): grow a path greedily
+  (Warnsdorff's rule), rotate it when stuck, re-open it when it closes into a cycle that misses
+  vertices, and record the longest cycle that any path state closes. Deterministic (own seeded
+  generator).
+- :func:`exact_cycle`: CP-SAT circuit model per block, each vertex optional (a self-loop skips it),
+  maximising the visited vertices and asked only for cycles longer than the best known; one
+  worker, so the same graph gives the same answer on every run unless the time limit is hit.
+- :func:`longest_cycle_dp`: exact bitmask dynamic programme for small graphs and tests.
+
+Cycles are int64 arrays of distinct vertices without the closing vertex.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+from ortools.sat.python import cp_model
+
+from npgym.heuristics._numba import njit
+
+DP_MAX_VERTICES = 18
+_RANDOM_MODULUS = 2147483648  # 2**31: a linear congruential generator that numba runs exactly
+
+
+def blocks(adjacency: np.ndarray) -> list[np.ndarray]:
+    """Vertex sets of the blocks that can hold a cycle (3+ vertices), largest first.
+
+    Ties are ordered by their smallest vertex, so the order does not depend on networkx internals.
+    """
+    graph = nx.Graph()
+    graph.add_nodes_from(range(adjacency.shape[0]))
+    first, second = np.nonzero(np.triu(adjacency))
+    graph.add_edges_from(zip(first.tolist(), second.tolist(), strict=True))
+    found = [np.array(sorted(block), dtype=np.int64) for block in nx.biconnected_components(graph)]
+    found = [block for block in found if block.size >= 3]
+    return sorted(found, key=lambda block: (-block.size, int(block[0])))
+
+
+def cycle_bound(adjacency: np.ndarray) -> int:
+    """Upper bound on the longest cycle: the size of the largest block (0 for a forest)."""
+    found = blocks(adjacency)
+    return int(found[0].size) if found else 0
+
+
+@njit
+def _next_random(state: int) -> int:
+    return (state * 1103515245 + 12345) % _RANDOM_MODULUS
+
+
+@njit
+def _posa(
+    adjacency: np.ndarray, members: np.ndarray, target: int, steps: int, patience: int, seed: int
+) -> np.ndarray:
+    """Longest cycle found by rotation-extension inside the block ``members`` (numba).
+
+    Runs ``steps`` moves in all and starts a new path whenever ``patience`` moves in a row did not
+    lengthen the current one; stops early at a cycle of ``target`` vertices.
+    """
+    n = adjacency.shape[0]
+    size = members.shape[0]
+    neighbours = np.full((n, size), -1, np.int64)
+    degree = np.zeros(n, np.int64)
+    for u in members:
+        for v in members:
+            if adjacency[u, v]:
+                neighbours[u, degree[u]] = v
+                degree[u] += 1
+    best = np.empty(0, np.int64)
+    state = seed % _RANDOM_MODULUS
+    path = np.empty(size, np.int64)
+    position = np.full(n, -1, np.int64)
+    free_degree = np.zeros(n, np.int64)
+    length, stalled = 0, patience
+    for _ in range(steps):
+        if stalled >= patience:
+            for index in range(length):
+                position[path[index]] = -1
+            for vertex in members:
+                free_degree[vertex] = degree[vertex]
+            state = _next_random(state)
+            start = members[state % size]
+            path[0] = start
+            position[start] = 0
+            length, stalled = 1, 0
+            for k in range(degree[start]):
+                free_degree[neighbours[start, k]] -= 1
+        stalled += 1
+        end = path[length - 1]
+        # The longest cycle closed by an edge from the end back into the path.
+        first = length
+        for k in range(degree[end]):
+            at = position[neighbours[end, k]]
+            if 0 <= at < first:
+                first = at
+        if first <= length - 3 and length - first > best.shape[0]:
+            best = path[first:length].copy()
+            if best.shape[0] >= target:
+                return best
+        # Extension: the free neighbour with the fewest free neighbours (Warnsdorff's rule).
+        chosen, chosen_free, ties = -1, 0, 0
+        for k in range(degree[end]):
+            candidate = neighbours[end, k]
+            if position[candidate] >= 0:
+                continue
+            if chosen < 0 or free_degree[candidate] < chosen_free:
+                chosen, chosen_free, ties = candidate, free_degree[candidate], 1
+            elif free_degree[candidate] == chosen_free:
+                ties += 1
+                state = _next_random(state)
+                if state % ties == 0:
+                    chosen = candidate
+        if chosen < 0 and first == 0 and length >= 3:
+            # The path closes into a cycle: re-open it next to a vertex outside it.
+            for at in range(length):
+                for k in range(degree[path[at]]):
+                    if position[neighbours[path[at], k]] < 0:
+                        chosen = neighbours[path[at], k]
+                        break
+                if chosen >= 0:
+                    path[:length] = np.concatenate((path[at + 1 : length], path[: at + 1]))
+                    for index in range(length):
+                        position[path[index]] = index
+                    break
+        if chosen >= 0:
+            path[length] = chosen
+            position[chosen] = length
+            length += 1
+            stalled = 0
+            for k in range(degree[chosen]):
+                free_degree[neighbours[chosen, k]] -= 1
+            continue
+        # Rotation: the edge from the end to path[at] makes path[at + 1] the new end. Now and
+        # then (or when no rotation exists) turn the path round to work on its other end.
+        options = 0
+        for k in range(degree[end]):
+            if 0 <= position[neighbours[end, k]] <= length - 3:
+                options += 1
+        state = _next_random(state)
+        if options == 0 or state % 8 == 0:
+            path[:length] = path[:length][::-1].copy()
+            for index in range(length):
+                position[path[index]] = index
+            continue
+        state = _next_random(state)
+        pick = state % options
+        for k in range(degree[end]):
+            at = position[neighbours[end, k]]
+            if 0 <= at <= length - 3:
+                if pick == 0:
+                    path[at + 1 : length] = path[at + 1 : length][::-1].copy()
+                    for index in range(at + 1, length):
+                        position[path[index]] = index
+                    break
+                pick -= 1
+    return best
+
+
+def heuristic_cycle(adjacency: np.ndarray, effort: int = 50, seed: int = 0) -> np.ndarray:
+    """Longest cycle found by rotation-extension, block by block (empty for a forest).
+
+    A block of b vertices gets ``effort * b * b`` moves at most, with a fresh path after ``4 * b``
+    moves without progress.
+    """
+    adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
+    best = np.empty(0, np.int64)
+    for block in blocks(adjacency):
+        if block.size <= best.size:
+            break
+        steps = effort * block.size * block.size
+        found = _posa(adjacency, block, block.size, steps, 4 * block.size, seed)
+        if found.size > best.size:
+            best = found
+    return best
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """Outcome of :func:`exact_cycle`: the longest cycle found and what was proven about it."""
+
+    cycle: np.ndarray
+    proven_optimal: bool
+    upper_bound: int
+
+
+def exact_cycle(
+    adjacency: np.ndarray, time_limit: float = 60.0, incumbent: np.ndarray | None = None
+) -> ExactResult:
+    """Prove the longest cycle (or report the best bound found within ``time_limit`` seconds).
+
+    ``incumbent`` (a cycle, e.g. from :func:`heuristic_cycle`) is kept unless a longer cycle
+    exists; blocks no larger than the incumbent are never searched.
+    """
+    adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
+    best = np.empty(0, np.int64) if incumbent is None else np.asarray(incumbent, dtype=np.int64)
+    deadline = time.monotonic() + time_limit
+    upper_bound = best.size
+    for block in blocks(adjacency):
+        if block.size <= best.size:
+            break
+        status, cycle, bound = _solve_block(adjacency, block, max(best.size + 1, 3), deadline)
+        if cycle.size > best.size:
+            best = cycle
+        if status != cp_model.OPTIMAL and status != cp_model.INFEASIBLE:
+            upper_bound = max(upper_bound, bound)
+    upper_bound = max(upper_bound, best.size)
+    return ExactResult(best, upper_bound == best.size, upper_bound)
+
+
+def _solve_block(
+    adjacency: np.ndarray, block: np.ndarray, at_least: int, deadline: float
+) -> tuple[int, np.ndarray, int]:
+    """Longest cycle of at least ``at_least`` vertices inside ``block``: (status, cycle, bound)."""
+    model = cp_model.CpModel()
+    size = block.size
+    skip = [model.new_bool_var(f"skip{v}") for v in range(size)]
+    arcs: list[tuple[int, int, cp_model.IntVar]] = [(v, v, skip[v]) for v in range(size)]
+    incident: list[list[cp_model.IntVar]] = [[] for _ in range(size)]
+    sub = adjacency[np.ix_(block, block)]
+    for u, v in zip(*np.nonzero(np.triu(sub)), strict=True):
+        forward, backward = model.new_bool_var(f"a{u}_{v}"), model.new_bool_var(f"a{v}_{u}")
+        model.add_at_most_one(forward, backward)
+        arcs += [(int(u), int(v), forward), (int(v), int(u), backward)]
+        incident[u] += [forward, backward]
+        incident[v] += [forward, backward]
+    model.add_circuit(arcs)
+    for v in range(size):
+        model.add(sum(incident[v]) == 2 - 2 * skip[v])
+    visited = size - sum(skip)
+    model.add(visited >= at_least)
+    model.maximize(visited)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        bound = at_least - 1 if status == cp_model.INFEASIBLE else size
+        return status, np.empty(0, np.int64), bound
+    successor = {u: v for u, v, literal in arcs if u != v and solver.boolean_value(literal)}
+    order = [min(successor)]
+    while successor[order[-1]] != order[0]:
+        order.append(successor[order[-1]])
+    return status, block[np.array(order, dtype=np.int64)], int(solver.best_objective_bound)
+
+
+@njit
+def _dp_longest(adjacency: np.ndarray) -> np.ndarray:
+    """Longest cycle: for each start, which (vertex set, end) paths exist, with back-pointers."""
+    n = adjacency.shape[0]
+    best_length, best_start, best_mask, best_end = 0, -1, 0, -1
+    best_cycle = np.empty(0, np.int64)
+    parent = np.full((1 << n, n), -1, np.int64)
+    for start in range(n):
+        # Paths from ``start`` through higher vertices only: each cycle is found from its minimum.
+        parent[:, :] = -1
+        parent[1 << start, start] = start
+        for higher in range(1 << (n - start - 1)):
+            mask = (higher << (start + 1)) | (1 << start)
+            for end in range(start, n):
+                if parent[mask, end] < 0:
+                    continue
+                count = 0
+                for bit in range(n):
+                    count += (mask >> bit) & 1
+                if count >= 3 and adjacency[end, start] and count > best_length:
+                    best_length, best_start, best_mask, best_end = count, start, mask, end
+                for nxt in range(start + 1, n):
+                    grown = mask | (1 << nxt)
+                    if adjacency[end, nxt] and grown != mask and parent[grown, nxt] < 0:
+                        parent[grown, nxt] = end
+        if best_start == start:
+            cycle = np.empty(best_length, np.int64)
+            mask, end = best_mask, best_end
+            for index in range(best_length - 1, -1, -1):
+                cycle[index] = end
+                previous = parent[mask, end]
+                mask &= ~(1 << end)
+                end = previous
+            best_cycle = cycle
+    return best_cycle
+
+
+def longest_cycle_dp(adjacency: np.ndarray) -> np.ndarray:
+    """Exact longest cycle by dynamic programming over vertex subsets (``n <= DP_MAX_VERTICES``)."""
+    adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
+    n = adjacency.shape[0]
+    if n > DP_MAX_VERTICES:
+        raise ValueError(f"longest_cycle_dp handles at most {DP_MAX_VERTICES} vertices, got {n}")
+    return _dp_longest(adjacency)
+
+
+def canonical_cycle(cycle: np.ndarray) -> list[int]:
+    """The closed cycle from its smallest vertex back to it, the smaller neighbour second."""
+    order = [int(vertex) for vertex in cycle]
+    start = order.index(min(order))
+    order = order[start:] + order[:start]
+    if len(order) > 2 and order[-1] < order[1]:
+        order = [order[0], *order[:0:-1]]
+    return [*order, order[0]]

@@ -1,0 +1,134 @@
+"""HamiltonianCycle generator config, the published tiers, and the generator itself.
+
+Each instance is Hamiltonian with probability ``hamiltonian_share``; otherwise it is built around
+a structure that rules a Hamiltonian cycle out and makes its longest cycle known. All three
+constructions plant cycles on "internal" vertex numbers, add noise edges, and finally renumber
+the vertices by a random permutation so that nothing shows in the numbering:
+
+- ``hamiltonian``: a planted cycle through all n vertices. Longest cycle: n.
+- ``cut_vertex``: a large block and one or two small blocks (3+ vertices each) hanging off it at
+  distinct cut vertices; each block has its own planted Hamiltonian cycle and noise edges only
+  inside blocks. A cycle never leaves its block, so the longest cycle is the largest block.
+- ``independent_set``: vertices split into S (s of them) and an independent set I with
+  ``|I| > s``; a planted cycle alternates between all of S and s vertices of I, every other vertex
+  of I gets two neighbours in S, noise edges join S-S and S-I pairs. On any cycle each vertex of I
+  is followed by one of S, so no cycle is longer than 2s: the planted one is a longest.
+
+Every vertex has degree 2 or more, so no instance gives itself away by a dangling vertex. Noise
+edges appear with the probability that makes a Hamiltonian instance's expected edge density equal
+to ``density`` (planted cycle included); the other constructions use the same probability on the
+pairs their structure allows, so their graphs are somewhat sparser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from npgym.config import GeneratorConfig
+from npgym.heuristics.hamiltonian_cycle import canonical_cycle
+
+MAX_GENERATED_VERTICES = 500
+
+
+class HamiltonianCycleConfig(GeneratorConfig):
+    """How HamiltonianCycle instances are drawn: size, edge density, share of Hamiltonian ones."""
+
+    n_min: int = Field(ge=5, le=MAX_GENERATED_VERTICES)
+    n_max: int = Field(ge=5, le=MAX_GENERATED_VERTICES)
+    density: float = Field(ge=0.0, le=1.0, description="expected edge density (Hamiltonian case)")
+    hamiltonian_share: float = Field(
+        0.75, ge=0.0, le=1.0, description="probability that an instance has a Hamiltonian cycle"
+    )
+
+
+TIERS: dict[str, HamiltonianCycleConfig] = {
+    "easy": HamiltonianCycleConfig(n_min=15, n_max=20, density=0.2),
+    "medium": HamiltonianCycleConfig(n_min=20, n_max=30, density=0.3),
+    "hard": HamiltonianCycleConfig(n_min=30, n_max=40, density=0.4),
+    "benchmark": HamiltonianCycleConfig(n_min=40, n_max=50, density=0.5),
+}
+
+
+def build(rng: np.random.Generator, config: HamiltonianCycleConfig) -> dict[str, Any]:
+    """Draw the graph, its construction and a longest cycle of it."""
+    n = int(rng.integers(config.n_min, config.n_max + 1))
+    pairs = n * (n - 1) // 2
+    noise = min(max((config.density * pairs - n) / max(pairs - n, 1), 0.0), 1.0)
+    if rng.random() < config.hamiltonian_share:
+        structure = "hamiltonian"
+        allowed, planted, cycle = _hamiltonian(n)
+    elif rng.random() < 0.5:
+        structure = "cut_vertex"
+        allowed, planted, cycle = _cut_vertex(rng, n)
+    else:
+        structure = "independent_set"
+        allowed, planted, cycle = _independent_set(rng, n)
+    first, second = np.triu_indices(n, 1)
+    chosen = planted[first, second] | (allowed[first, second] & (rng.random(pairs) < noise))
+    label = rng.permutation(n)
+    edges = sorted(
+        (min(u, v), max(u, v))
+        for u, v in zip(label[first[chosen]].tolist(), label[second[chosen]].tolist(), strict=True)
+    )
+    return {
+        "n": n,
+        "edges": tuple(edges),
+        "hamiltonian": structure == "hamiltonian",
+        "structure": structure,
+        "planted_cycle": tuple(canonical_cycle(label[np.array(cycle)])),
+    }
+
+
+def _empty(n: int) -> np.ndarray:
+    return np.zeros((n, n), dtype=np.bool_)
+
+
+def _plant(planted: np.ndarray, cycle: list[int]) -> None:
+    """Add the edges of the closed cycle ``cycle`` (without its closing vertex) to ``planted``."""
+    for u, v in zip(cycle, cycle[1:] + cycle[:1], strict=True):
+        planted[u, v] = planted[v, u] = True
+
+
+def _hamiltonian(n: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Noise anywhere; the cycle 0, 1, ..., n-1."""
+    planted = _empty(n)
+    cycle = list(range(n))
+    _plant(planted, cycle)
+    return ~_empty(n), planted, cycle
+
+
+def _cut_vertex(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Vertices 0..big-1 form the large block; each small block shares one of them."""
+    small_count = 2 if n >= 11 and rng.random() < 0.5 else 1
+    largest_small = max(3, (n - 1) // (small_count + 1) + 1)
+    sizes = [int(rng.integers(3, largest_small + 1)) for _ in range(small_count)]
+    big = n - sum(size - 1 for size in sizes)
+    cut_vertices = rng.choice(big, size=small_count, replace=False).tolist()
+    allowed, planted = _empty(n), _empty(n)
+    groups = [list(range(big))]
+    start = big
+    for size, cut in zip(sizes, cut_vertices, strict=True):
+        groups.append([cut, *range(start, start + size - 1)])
+        start += size - 1
+    for group in groups:
+        allowed[np.ix_(group, group)] = True
+        _plant(planted, group)
+    return allowed, planted, max(groups, key=len)
+
+
+def _independent_set(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """S = 0..s-1 and the independent set I = s..n-1, with n - s > s."""
+    s = (n - 1) // 2
+    if s > 2 and rng.random() < 0.5:
+        s -= 1
+    allowed, planted = _empty(n), _empty(n)
+    allowed[:s, :] = allowed[:, :s] = True
+    cycle = [vertex for pair in zip(range(s), range(s, 2 * s), strict=True) for vertex in pair]
+    _plant(planted, cycle)
+    for extra in range(2 * s, n):
+        for u in rng.choice(s, size=2, replace=False).tolist():
+            planted[u, extra] = planted[extra, u] = True
+    return allowed, planted, cycle

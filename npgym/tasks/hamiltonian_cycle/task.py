@@ -1,0 +1,89 @@
+"""The HamiltonianCycle task: tie the generator, prompt, verifier and reference solvers together."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from npgym.answer import as_int_array
+from npgym.heuristics import hamiltonian_cycle as solvers
+from npgym.results import Reference, Verdict
+from npgym.task import Task
+from npgym.tasks.hamiltonian_cycle import generator, prompt
+from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
+from npgym.tasks.hamiltonian_cycle.verifier import OK, check_cycle, reason
+
+
+class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianCycleConfig]):
+    """Longest cycle: find a simple cycle through as many vertices as possible (n if Hamiltonian).
+
+    Answer: ``[v0, v1, ..., v0]``, the closing vertex required, any start and direction, at least
+    3 distinct vertices. Objective: the number of distinct vertices. Instances are Hamiltonian
+    (planted cycle) with probability ``hamiltonian_share`` (0.75 in every tier); the others are
+    built so that no Hamiltonian cycle exists (a cut vertex, or an independent set of more than
+    half the vertices), see :mod:`~npgym.tasks.hamiltonian_cycle.generator`. The instance records
+    which (``hamiltonian``, ``structure``, ``planted_cycle``); the prompt does not.
+
+    Reference: a planted Hamiltonian cycle is optimal by definition (method ``planted``).
+    Otherwise rotation-extension finds a long cycle; it is proven optimal when it fills the
+    largest block (a cycle never leaves a block), and else a CP-SAT circuit model per block proves
+    the longest cycle (one worker: deterministic). Without ``exact`` only the heuristic runs.
+    """
+
+    name = "HamiltonianCycle"
+    category = "path planning"
+    sense = "max"
+    objective_name = "cycle length (vertices)"
+    instance_type = HamiltonianCycleInstance
+    tiers: ClassVar[dict[str, generator.HamiltonianCycleConfig]] = generator.TIERS
+
+    def build(
+        self, rng: np.random.Generator, config: generator.HamiltonianCycleConfig
+    ) -> dict[str, Any]:
+        return generator.build(rng, config)
+
+    def prompt(self, instance: HamiltonianCycleInstance) -> str:
+        return prompt.render(instance)
+
+    def to_solution(self, value: Any) -> np.ndarray:
+        return as_int_array(value, "cycle")
+
+    def check(self, instance: HamiltonianCycleInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, length = check_cycle(instance.adjacency, solution)
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, int(length))
+
+    def solve(
+        self, instance: HamiltonianCycleInstance, *, exact: bool, time_limit: float
+    ) -> Reference:
+        planted = instance.planted_cycle
+        if exact and planted is not None and len(planted) - 1 == instance.n:
+            return Reference(
+                objective=instance.n,
+                solution=list(planted),
+                proven_optimal=True,
+                method="planted",
+                solver="planted Hamiltonian cycle",
+                bound=instance.n,
+                gap=0.0,
+            )
+        adjacency = instance.adjacency
+        cycle = solvers.heuristic_cycle(adjacency)
+        bound = solvers.cycle_bound(adjacency)
+        solver = "rotation-extension + block bound"
+        if cycle.size < bound and exact:
+            result = solvers.exact_cycle(adjacency, time_limit, incumbent=cycle)
+            cycle, bound = result.cycle, result.upper_bound
+            solver += " + CP-SAT circuit"
+        proven = cycle.size == bound
+        return Reference(
+            objective=int(cycle.size),
+            solution=solvers.canonical_cycle(cycle),
+            proven_optimal=proven,
+            method="exact" if proven else "heuristic",
+            solver=solver,
+            bound=int(bound),
+            gap=(bound - cycle.size) / cycle.size,
+        )

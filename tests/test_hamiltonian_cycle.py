@@ -1,0 +1,288 @@
+"""HamiltonianCycle: hand-checked verdicts, kernel vs. pure twin, solvers vs. brute force,
+generator constructions vs. exact search."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import npgym
+from npgym.heuristics import hamiltonian_cycle as solvers
+from npgym.tasks.hamiltonian_cycle import HamiltonianCycleConfig, HamiltonianCycleInstance
+from npgym.tasks.hamiltonian_cycle.verifier import check_cycle, check_cycle_python
+
+TASK = npgym.get_task("HamiltonianCycle")
+
+# A square 0-1-2-3 and a triangle 3-4-5 sharing the cut vertex 3 (hand-checked): no Hamiltonian
+# cycle, the longest cycle is the square.
+SQUARE_AND_TRIANGLE = HamiltonianCycleInstance(
+    n=6, edges=[[0, 1], [1, 2], [2, 3], [0, 3], [3, 4], [4, 5], [3, 5]]
+)
+TOO_SHORT = "a cycle needs at least 3 distinct vertices"
+
+
+def brute_force(adjacency: np.ndarray) -> int:
+    """Length of the longest cycle, by trying every vertex order (tiny graphs only)."""
+    n = adjacency.shape[0]
+    for length in range(n, 2, -1):
+        for members in itertools.combinations(range(n), length):
+            for rest in itertools.permutations(members[1:]):
+                order = (members[0], *rest)
+                if all(adjacency[order[i - 1], order[i]] for i in range(length)):
+                    return length
+    return 0
+
+
+def random_adjacency(rng: np.random.Generator, n: int, density: float) -> np.ndarray:
+    upper = np.triu(rng.random((n, n)) < density, 1)
+    return upper | upper.T
+
+
+def is_cycle(adjacency: np.ndarray, cycle: np.ndarray) -> bool:
+    closed = [*cycle.tolist(), int(cycle[0])]
+    return TASK.verify(HamiltonianCycleInstance(**graph_fields(adjacency)), closed).feasible
+
+
+def graph_fields(adjacency: np.ndarray) -> dict[str, object]:
+    first, second = np.nonzero(np.triu(adjacency))
+    return {
+        "n": adjacency.shape[0],
+        "edges": list(zip(first.tolist(), second.tolist(), strict=True)),
+    }
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "objective", "reason"),
+    [
+        ([0, 1, 2, 3, 0], True, 4, ""),
+        ([2, 1, 0, 3, 2], True, 4, ""),
+        ([3, 4, 5, 3], True, 3, ""),
+        ([0, 1, 2, 3], False, None, "cycle does not return to 0 (it ends at 3)"),
+        ([0, 1, 2, 3, 4, 5, 0], False, None, "vertices 5 and 0 are not adjacent"),
+        ([0, 2, 3, 0], False, None, "vertices 0 and 2 are not adjacent"),
+        ([0, 1, 1, 2, 3, 0], False, None, "vertex 1 visited twice"),
+        ([3, 4, 5, 3, 0, 1, 2, 3], False, None, "vertex 3 visited twice"),
+        ([0, 1, 2, 3, 0, 1, 2, 3, 0], False, None, "vertex 0 visited twice"),
+        ([0, 1, 9, 0], False, None, "vertex 9 does not exist (vertices are 0 to 5)"),
+        ([0, -1, 3, 0], False, None, "vertex -1 does not exist (vertices are 0 to 5)"),
+        ([10**17, 0, 10**17], False, None, f"vertex {10**17} does not exist (vertices are 0 to 5)"),
+        ([], False, None, TOO_SHORT),
+        ([0], False, None, TOO_SHORT),
+        ([0, 0], False, None, TOO_SHORT),
+        ([0, 1, 0], False, None, TOO_SHORT),
+        ([3, 4, 3], False, None, TOO_SHORT),
+        ([0] * 1000, False, None, "vertex 0 visited twice"),
+    ],
+)
+def test_hand_checked_verdicts(
+    answer: list[int], feasible: bool, objective: int, reason: str
+) -> None:
+    verdict = TASK.verify(SQUARE_AND_TRIANGLE, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+
+
+def test_hand_checked_reference_and_scores() -> None:
+    reference = TASK.reference(SQUARE_AND_TRIANGLE)
+    assert (reference.objective, reference.solution) == (4, [0, 1, 2, 3, 0])
+    assert reference.proven_optimal and reference.method == "exact"
+    assert TASK.score(SQUARE_AND_TRIANGLE, "Answer: [1, 0, 3, 2, 1]").reward == 2.0
+    assert TASK.score(SQUARE_AND_TRIANGLE, "Answer: [3, 4, 5, 3]").reward == pytest.approx(1.75)
+    assert TASK.score(SQUARE_AND_TRIANGLE, "Answer: [0, 1, 0]").reward == -0.5
+
+
+@st.composite
+def graphs_and_cycles(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
+    n = draw(st.integers(1, 8))
+    flags = draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n))
+    upper = np.triu(np.array(flags, dtype=np.bool_).reshape(n, n), 1)
+    adjacency = upper | upper.T
+    closed = st.permutations(range(n)).flatmap(
+        lambda order: st.integers(0, n).map(lambda k: [*order[:k], *order[:1]])
+    )
+    cycle = draw(st.lists(st.integers(-2, n + 1), max_size=n + 3) | closed)
+    return adjacency, cycle
+
+
+@given(case=graphs_and_cycles())
+def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]]) -> None:
+    adjacency, cycle = case
+    kernel = check_cycle(adjacency, np.array(cycle, dtype=np.int64))
+    assert tuple(int(v) for v in kernel) == check_cycle_python(adjacency.tolist(), cycle)
+
+
+def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(120):
+        n = int(rng.integers(3, 8))
+        adjacency = random_adjacency(rng, n, float(rng.random()))
+        optimum = brute_force(adjacency)
+        dp = solvers.longest_cycle_dp(adjacency)
+        exact = solvers.exact_cycle(adjacency, time_limit=30)
+        heuristic = solvers.heuristic_cycle(adjacency)
+        assert dp.size == exact.cycle.size == optimum
+        assert exact.proven_optimal and exact.upper_bound == optimum
+        assert heuristic.size <= optimum <= solvers.cycle_bound(adjacency)
+        for cycle in (dp, exact.cycle, heuristic):
+            assert cycle.size == 0 or is_cycle(adjacency, cycle)
+        if optimum:
+            reference = TASK.reference(HamiltonianCycleInstance(**graph_fields(adjacency)))
+            assert reference.objective == optimum and reference.proven_optimal
+
+
+def test_exact_search_matches_dynamic_programme_on_small_graphs() -> None:
+    rng = np.random.default_rng(2)
+    for n in (10, 12, 14):
+        for density in (0.15, 0.25, 0.4):
+            adjacency = random_adjacency(rng, n, density)
+            optimum = solvers.longest_cycle_dp(adjacency).size
+            exact = solvers.exact_cycle(adjacency, time_limit=30)
+            assert exact.proven_optimal and exact.cycle.size == optimum
+            assert optimum == 0 or is_cycle(adjacency, exact.cycle)
+            assert solvers.heuristic_cycle(adjacency).size <= optimum
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_respects_the_tier_and_its_proofs(tier: str) -> None:
+    config = TASK.tiers[tier]
+    structures = set()
+    for seed in range(12):
+        instance = TASK.generate(seed, tier=tier, config={"hamiltonian_share": 0.5})
+        structures.add(instance.structure)
+        assert config.n_min <= instance.n <= config.n_max
+        assert instance.adjacency.sum(axis=1).min() >= 2
+        planted = len(instance.planted_cycle) - 1
+        assert (
+            instance.hamiltonian == (instance.structure == "hamiltonian") == (planted == instance.n)
+        )
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal and reference.objective == planted
+        assert reference.method == ("planted" if instance.hamiltonian else "exact")
+        if instance.hamiltonian:  # the search finds the planted length too
+            search = solvers.exact_cycle(instance.adjacency, time_limit=30)
+            assert search.proven_optimal and search.cycle.size == planted
+    assert structures == {"hamiltonian", "cut_vertex", "independent_set"}
+
+
+def test_hamiltonian_share_and_density() -> None:
+    def kinds(share: float) -> list[bool]:
+        return [
+            TASK.generate(seed, tier="medium", config={"hamiltonian_share": share}).hamiltonian
+            for seed in range(40)
+        ]
+
+    assert all(kinds(1.0)) and not any(kinds(0.0))
+    assert 20 <= sum(kinds(0.75)) <= 38
+    config = {"hamiltonian_share": 1.0, "n_min": 40, "n_max": 40, "density": 0.3}
+    edges = [len(TASK.generate(seed, config=config).edges) for seed in range(20)]
+    assert abs(np.mean(edges) / (40 * 39 / 2) - 0.3) < 0.02
+
+
+def test_prompt_shows_only_the_graph() -> None:
+    instance = TASK.generate(5, tier="hard", config={"hamiltonian_share": 0.0})
+    bare = HamiltonianCycleInstance(n=instance.n, edges=instance.edges)
+    prompt = TASK.prompt(instance)
+    assert prompt == TASK.prompt(bare)
+    for line in npgym.graphs.adjacency_lines(instance.neighbours()):
+        assert f"\n{line}\n" in prompt
+    assert f"{instance.n} vertices" in prompt and f"{len(instance.edges)} edges" in prompt
+    assert instance.fingerprint() == bare.fingerprint() != TASK.generate(6).fingerprint()
+
+
+def test_reference_without_planted_cycle_is_found_and_deterministic() -> None:
+    for seed in range(6):
+        instance = TASK.generate(seed, tier="benchmark", config={"hamiltonian_share": 0.3})
+        bare_json = HamiltonianCycleInstance(n=instance.n, edges=instance.edges).to_json()
+        first = TASK.solve(TASK.from_json(bare_json), exact=True, time_limit=60)
+        second = TASK.solve(TASK.from_json(bare_json), exact=True, time_limit=60)
+        assert first == second
+        assert first.proven_optimal and first.objective == len(instance.planted_cycle) - 1
+        assert TASK.verify(instance, first.solution).objective == first.objective
+
+
+def test_heuristic_reference_reports_a_bound() -> None:
+    instance = TASK.generate(0, tier="hard", config={"hamiltonian_share": 0.0})
+    quick = TASK.reference(instance, exact=False)
+    assert quick.bound >= quick.objective and quick.bound >= TASK.reference(instance).objective
+    assert quick.proven_optimal == (quick.bound == quick.objective)
+    assert quick.gap == pytest.approx((quick.bound - quick.objective) / quick.objective)
+
+
+def test_time_limit_keeps_the_bound_consistent() -> None:
+    adjacency = random_adjacency(np.random.default_rng(3), 150, 0.03)
+    incumbent = solvers.heuristic_cycle(adjacency, effort=1)
+    result = solvers.exact_cycle(adjacency, time_limit=0.001, incumbent=incumbent)
+    assert result.cycle.size >= incumbent.size and result.upper_bound >= result.cycle.size
+    assert result.proven_optimal == (result.upper_bound == result.cycle.size)
+    assert result.cycle.size == 0 or is_cycle(adjacency, result.cycle)
+
+
+def test_blocks_and_canonical_cycle() -> None:
+    adjacency = SQUARE_AND_TRIANGLE.adjacency
+    assert [block.tolist() for block in solvers.blocks(adjacency)] == [[0, 1, 2, 3], [3, 4, 5]]
+    assert solvers.cycle_bound(adjacency) == 4
+    assert solvers.canonical_cycle(np.array([3, 2, 1, 0])) == [0, 1, 2, 3, 0]
+    assert solvers.canonical_cycle(np.array([2, 0, 3, 1])) == [0, 2, 1, 3, 0]
+    with pytest.raises(ValueError, match="at most"):
+        solvers.longest_cycle_dp(np.zeros((19, 19), dtype=np.bool_))
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"n": 4, "edges": [[0, 1], [1, 2], [2, 3]]}, "no cycle"),
+        ({"n": 3, "edges": [[0, 1], [1, 2], [0, 2], [2, 2]]}, "self-loop"),
+        ({"n": 3, "edges": [[0, 1], [1, 3], [0, 2]]}, "outside"),
+        ({"n": 3, "edges": [[0, 1], [1, 2], [0, 2]], "planted_cycle": [0, 1, 2]}, "closed"),
+        ({"n": 4, "edges": [[0, 1], [1, 2], [0, 2]], "planted_cycle": [0, 1, 3, 0]}, "not an edge"),
+        (
+            {
+                "n": 3,
+                "edges": [[0, 1], [1, 2], [0, 2]],
+                "planted_cycle": [0, 1, 2, 0],
+                "hamiltonian": False,
+            },
+            "hamiltonian",
+        ),
+        ({"n": 3, "edges": [[0, 1], [1, 2], [0, 2]], "structure": "clique"}, "structure"),
+    ],
+)
+def test_bad_instances_are_rejected(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        HamiltonianCycleInstance(**fields)
+
+
+def test_config_bounds_and_overrides() -> None:
+    with pytest.raises(ValueError, match="n_min"):
+        TASK.config("easy", overrides={"n_min": 30, "n_max": 20})
+    with pytest.raises(ValueError, match="hamiltonian_share"):
+        TASK.config("easy", overrides={"hamiltonian_share": 1.5})
+    assert isinstance(TASK.config(difficulty=0.0), HamiltonianCycleConfig)
+    instance = TASK.generate(
+        0, config={"n_min": 5, "n_max": 5, "density": 0.0, "hamiltonian_share": 0.0}
+    )
+    assert instance.n == 5 and TASK.reference(instance).objective == len(instance.planted_cycle) - 1
+
+
+ODD_ITEMS = st.sampled_from([None, "x", 1.5, True, [0, 1]])
+
+
+@given(
+    answer=st.lists(st.integers(-2, 7) | st.integers(-(10**19), 10**19) | ODD_ITEMS, max_size=40)
+)
+def test_verify_never_raises(answer: list[object]) -> None:
+    verdict = TASK.verify(SQUARE_AND_TRIANGLE, answer)
+    assert verdict.feasible == (verdict.reason == "")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_exact_search_confirms_every_construction(tier: str) -> None:
+    for seed in range(20, 45):
+        instance = TASK.generate(seed, tier=tier, config={"hamiltonian_share": 0.0})
+        search = solvers.exact_cycle(instance.adjacency, time_limit=60)
+        assert search.proven_optimal
+        assert search.cycle.size == len(instance.planted_cycle) - 1 < instance.n
