@@ -14,6 +14,7 @@ from npgym.task import Task
 
 TASKS: dict[str, str] = {
     "TSP": "npgym.tasks.tsp:TSPTask",
+    "SubsetSum": "npgym.tasks.subset_sum:SubsetSumTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 
