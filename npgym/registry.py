@@ -15,6 +15,7 @@ from npgym.task import Task
 TASKS: dict[str, str] = {
     "TSP": "npgym.tasks.tsp:TSPTask",
     "SubsetSum": "npgym.tasks.subset_sum:SubsetSumTask",
+    "SetCover": "npgym.tasks.set_cover:SetCoverTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 
