@@ -16,6 +16,7 @@ TASKS: dict[str, str] = {
     "TSP": "npgym.tasks.tsp:TSPTask",
     "SubsetSum": "npgym.tasks.subset_sum:SubsetSumTask",
     "SetCover": "npgym.tasks.set_cover:SetCoverTask",
+    "Knapsack": "npgym.tasks.knapsack:KnapsackTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 
