@@ -19,6 +19,9 @@ TASKS: dict[str, str] = {
     "GraphColoring": "npgym.tasks.graph_coloring:GraphColoringTask",
     "MeetingScheduling": "npgym.tasks.meeting_scheduling:MeetingSchedulingTask",
     "HamiltonianCycle": "npgym.tasks.hamiltonian_cycle:HamiltonianCycleTask",
+    "SubsetSum": "npgym.tasks.subset_sum:SubsetSumTask",
+    "SetCover": "npgym.tasks.set_cover:SetCoverTask",
+    "Knapsack": "npgym.tasks.knapsack:KnapsackTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 

@@ -1,0 +1,171 @@
+"""Knapsack generator config, the published tiers, and the planted construction.
+
+For ``n`` items of which ``k`` are planted (at most ``n``):
+
+- planted items: weight uniform in ``weight_min..weight_max``, value/weight ratio uniform in
+  ``[ratio_min, ratio_max]``;
+- the capacity is the planted weight times a factor uniform in
+  ``[capacity_factor_min, capacity_factor_max]`` (at least 1, so the planted set fits);
+- every other item is less attractive than any planted one: its value/weight ratio is a share
+  uniform in ``[filler_ratio_min, filler_ratio_max]`` of ``ratio_min``. Most are fillers,
+  weighing like the planted items, that compete for the slack the capacity factor leaves; with
+  probability ``decoy_share`` an item is a decoy instead: heavy (weight uniform in
+  ``weight_max..round(decoy_weight_factor * weight_max)``), so its value is among the largest,
+  but taking it crowds out several planted items (bait for picking by value rather than
+  value per weight; the exact optimum rarely holds one).
+
+Ratios and factors are floats from ``rng.random()``; values are ``round(weight * ratio)`` and
+the capacity ``round(planted weight * factor)``, with ``round(x) = floor(x + 0.5)`` on IEEE
+doubles (the same on every platform). Items are shuffled. The planted set is a good solution
+but, as the capacity leaves slack for fillers, rarely the optimum (5-15% below it at the
+published tiers): the reference is the exact dynamic programme, never the planted set.
+
+Below the easy tier the difficulty knob shrinks the weight range down to its bound, so under
+about 0.11 every planted and filler item weighs 1 (decoys 1 to 3): a valid, very easy instance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from npgym.config import GeneratorConfig
+from npgym.tasks.knapsack.instance import MAX_ITEMS
+
+MAX_GENERATED_WEIGHT = 10**6
+
+
+class KnapsackConfig(GeneratorConfig):
+    """How Knapsack instances are drawn: item counts, weights, ratio bands and the capacity."""
+
+    items_min: int = Field(ge=1, le=MAX_ITEMS)
+    items_max: int = Field(ge=1, le=MAX_ITEMS)
+    planted_min: int = Field(ge=1, le=MAX_ITEMS)
+    planted_max: int = Field(ge=1, le=MAX_ITEMS, description="planted items, capped at n")
+    weight_min: int = Field(ge=1, le=MAX_GENERATED_WEIGHT)
+    weight_max: int = Field(ge=1, le=MAX_GENERATED_WEIGHT)
+    ratio_min: float = Field(gt=0.0, le=100.0, description="planted value/weight, lowest")
+    ratio_max: float = Field(gt=0.0, le=100.0, description="planted value/weight, highest")
+    capacity_factor_min: float = Field(ge=1.0, le=10.0)
+    capacity_factor_max: float = Field(ge=1.0, le=10.0)
+    filler_ratio_min: float = Field(0.6, gt=0.0, le=1.0, description="share of ratio_min")
+    filler_ratio_max: float = Field(0.95, gt=0.0, le=1.0, description="share of ratio_min")
+    decoy_share: float = Field(0.2, ge=0.0, le=1.0)
+    decoy_weight_factor: float = Field(3.0, ge=1.0, le=10.0)
+
+
+TIERS: dict[str, KnapsackConfig] = {
+    "easy": KnapsackConfig(
+        items_min=15,
+        items_max=25,
+        planted_min=6,
+        planted_max=10,
+        weight_min=5,
+        weight_max=25,
+        ratio_min=1.8,
+        ratio_max=2.5,
+        capacity_factor_min=1.1,
+        capacity_factor_max=1.4,
+    ),
+    "medium": KnapsackConfig(
+        items_min=25,
+        items_max=35,
+        planted_min=8,
+        planted_max=12,
+        weight_min=20,
+        weight_max=80,
+        ratio_min=1.5,
+        ratio_max=2.0,
+        capacity_factor_min=1.05,
+        capacity_factor_max=1.25,
+    ),
+    "hard": KnapsackConfig(
+        items_min=35,
+        items_max=60,
+        planted_min=15,
+        planted_max=25,
+        weight_min=50,
+        weight_max=200,
+        ratio_min=1.2,
+        ratio_max=1.6,
+        capacity_factor_min=1.02,
+        capacity_factor_max=1.15,
+    ),
+    "benchmark": KnapsackConfig(
+        items_min=55,
+        items_max=80,
+        planted_min=25,
+        planted_max=35,
+        weight_min=50,
+        weight_max=200,
+        ratio_min=1.2,
+        ratio_max=1.6,
+        capacity_factor_min=1.02,
+        capacity_factor_max=1.15,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class PlantedKnapsack:
+    """A drawn instance together with the item set it was planted from."""
+
+    weights: np.ndarray
+    values: np.ndarray
+    capacity: int
+    planted: np.ndarray
+    """Sorted indices of the planted items (they fit within the capacity)."""
+    decoys: np.ndarray
+    """Sorted indices of the decoy items."""
+
+
+def _round(x: np.ndarray) -> np.ndarray:
+    """Round half up to int64, the same on every platform."""
+    return np.floor(x + 0.5).astype(np.int64)
+
+
+def _uniform(rng: np.random.Generator, low: float, high: float, size: int) -> np.ndarray:
+    return low + (high - low) * rng.random(size)
+
+
+def plant(rng: np.random.Generator, config: KnapsackConfig) -> PlantedKnapsack:
+    """Draw the items and the capacity (see the module docstring)."""
+    n = int(rng.integers(config.items_min, config.items_max + 1))
+    k = min(n, int(rng.integers(config.planted_min, config.planted_max + 1)))
+    planted = np.arange(n) < k
+    decoy = ~planted & (rng.random(n) < config.decoy_share)
+    heaviest = max(
+        config.weight_max, math.floor(config.decoy_weight_factor * config.weight_max + 0.5)
+    )
+    weights = np.where(
+        decoy,
+        rng.integers(config.weight_max, heaviest + 1, size=n),
+        rng.integers(config.weight_min, config.weight_max + 1, size=n),
+    )
+    attractive = _uniform(rng, config.ratio_min, config.ratio_max, n)
+    lesser = config.ratio_min * _uniform(rng, config.filler_ratio_min, config.filler_ratio_max, n)
+    values = _round(weights * np.where(planted, attractive, lesser))
+    factor = _uniform(rng, config.capacity_factor_min, config.capacity_factor_max, 1)
+    capacity = int(_round(weights[planted].sum() * factor)[0])
+    order = rng.permutation(n)
+    return PlantedKnapsack(
+        weights=weights[order].astype(np.int64),
+        values=values[order],
+        capacity=capacity,
+        planted=np.flatnonzero(planted[order]),
+        decoys=np.flatnonzero(decoy[order]),
+    )
+
+
+def build(rng: np.random.Generator, config: KnapsackConfig) -> dict[str, Any]:
+    """The instance fields of :func:`plant` (the planted set is not stored)."""
+    drawn = plant(rng, config)
+    return {
+        "weights": tuple(drawn.weights.tolist()),
+        "values": tuple(drawn.values.tolist()),
+        "capacity": drawn.capacity,
+    }

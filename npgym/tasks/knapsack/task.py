@@ -1,0 +1,83 @@
+"""The Knapsack task: tie the generator, prompt, verifier and reference solvers together."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from npgym.answer import as_int_array
+from npgym.heuristics import knapsack as solvers
+from npgym.results import Reference, Verdict
+from npgym.task import Task
+from npgym.tasks.knapsack import generator, prompt
+from npgym.tasks.knapsack.instance import KnapsackInstance
+from npgym.tasks.knapsack.verifier import OK, check_selection, reason
+
+
+class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
+    """0/1 Knapsack: the most valuable set of items whose total weight fits the capacity.
+
+    Answer: ``[i1, i2, ...]``, distinct item numbers in any order (a repeated item is
+    infeasible; ``[]`` is feasible with value 0). Generation follows the published planted
+    construction with decoys (see :mod:`~npgym.tasks.knapsack.generator`). Reference: ratio
+    greedy, then the exact dynamic programme over capacities (OR-Tools' branch and bound when
+    the capacity is too large for its table); the planted set is never taken as the reference.
+    """
+
+    name = "Knapsack"
+    category = "subset selection"
+    sense = "max"
+    objective_name = "total value"
+    instance_type = KnapsackInstance
+    tiers: ClassVar[dict[str, generator.KnapsackConfig]] = generator.TIERS
+
+    def build(self, rng: np.random.Generator, config: generator.KnapsackConfig) -> dict[str, Any]:
+        return generator.build(rng, config)
+
+    def prompt(self, instance: KnapsackInstance) -> str:
+        return prompt.render(instance)
+
+    def to_solution(self, value: Any) -> np.ndarray:
+        return as_int_array(value, "list of items")
+
+    def check(self, instance: KnapsackInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, total = check_selection(
+            instance.weight_array, instance.value_array, instance.capacity, solution
+        )
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, int(total))
+
+    def solve(self, instance: KnapsackInstance, *, exact: bool, time_limit: float) -> Reference:
+        weights, values = instance.weight_array, instance.value_array
+        items = solvers.greedy_knapsack(weights, values, instance.capacity)
+        value = int(values[items].sum())
+        if not exact:
+            bound = solvers.dantzig_bound(weights, values, instance.capacity)
+            return Reference(
+                objective=value,
+                solution=items.tolist(),
+                proven_optimal=bound == value,
+                method="exact" if bound == value else "heuristic",
+                solver="ratio greedy",
+                bound=bound,
+                gap=_gap(value, bound),
+            )
+        result = solvers.exact_knapsack(
+            weights, values, instance.capacity, time_limit, incumbent=items
+        )
+        return Reference(
+            objective=result.value,
+            solution=result.items.tolist(),
+            proven_optimal=result.proven_optimal,
+            method="exact" if result.proven_optimal else "heuristic",
+            solver=result.solver,
+            bound=result.upper_bound,
+            gap=_gap(result.value, result.upper_bound),
+        )
+
+
+def _gap(value: int, bound: int) -> float:
+    """Relative distance from the objective to the upper bound (0 when both are 0)."""
+    return (bound - value) / value if value else float(bound > 0)

@@ -1,0 +1,109 @@
+"""The SetCover task: tie the generator, prompt, verifier and reference solvers together."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from npgym.answer import AnswerFormatError, as_int_array
+from npgym.heuristics import set_cover as solvers
+from npgym.results import Objective, Reference, Score, Verdict
+from npgym.task import Task
+from npgym.tasks.set_cover import generator, prompt
+from npgym.tasks.set_cover.instance import SetCoverInstance
+from npgym.tasks.set_cover.verifier import OK, check_cover, reason
+
+IMPOSSIBLE = "Impossible"
+"""The answer (and reference solution) for an instance whose subsets do not cover the universe."""
+
+_NO_IDS = np.zeros(0, dtype=np.int64)
+
+
+class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
+    """Set Cover: the fewest subsets whose union is the universe, or ``Impossible``.
+
+    Answer: ``[s1, s2, ...]``, distinct subset numbers in any order (a repeated subset is
+    infeasible), or the word ``Impossible`` (any letter case is accepted; the prompt says
+    ``Impossible``). About one generated instance in ten has no cover (see
+    :mod:`~npgym.tasks.set_cover.generator`). ``Impossible`` on a coverable instance is
+    infeasible; on an instance without a cover it is feasible with no objective
+    (``Verdict.objective`` is ``None``), its reference is ``Impossible`` with objective
+    ``None``, and it scores as optimal (ratio 1). Reference: greedy (most newly covered elements,
+    redundant subsets dropped), then the integer programme solved by HiGHS to prove it optimal
+    or improve it; whether a cover exists at all is proven by the union of all subsets.
+    """
+
+    name = "SetCover"
+    category = "subset selection"
+    sense = "min"
+    objective_name = "number of subsets"
+    instance_type = SetCoverInstance
+    tiers: ClassVar[dict[str, generator.SetCoverConfig]] = generator.TIERS
+
+    def build(self, rng: np.random.Generator, config: generator.SetCoverConfig) -> dict[str, Any]:
+        return generator.build(rng, config)
+
+    def prompt(self, instance: SetCoverInstance) -> str:
+        return prompt.render(instance)
+
+    def to_solution(self, value: Any) -> np.ndarray | str:
+        if isinstance(value, str):
+            if value.lower() == IMPOSSIBLE.lower():
+                return IMPOSSIBLE
+            raise AnswerFormatError("expected a list of subset numbers or the word Impossible")
+        return as_int_array(value, "list of subsets")
+
+    def check(self, instance: SetCoverInstance, solution: np.ndarray | str) -> Verdict:
+        claims_impossible = isinstance(solution, str)
+        ids = _NO_IDS if claims_impossible else solution
+        code, a, _, count = check_cover(
+            instance.offsets, instance.elements, instance.universe_size, ids, claims_impossible
+        )
+        if code != OK:
+            return Verdict(False, None, reason(code, a, len(instance.subsets)))
+        return Verdict(True, None if claims_impossible else int(count))
+
+    def ratio(self, objective: Objective | None, reference_objective: Objective | None) -> float:
+        """A correct ``Impossible`` (objective ``None``) is optimal; covers compare as usual."""
+        if objective is None:
+            return 1.0
+        return super().ratio(objective, reference_objective)
+
+    def feedback(self, score: Score) -> str:
+        if score.feasible and score.objective is None:
+            return "Feasible and optimal: no cover exists, Impossible is correct."
+        return super().feedback(score)
+
+    def solve(self, instance: SetCoverInstance, *, exact: bool, time_limit: float) -> Reference:
+        membership = instance.membership
+        if solvers.first_uncovered(membership) >= 0:
+            return Reference(
+                objective=None,
+                solution=IMPOSSIBLE,
+                proven_optimal=True,
+                method="exact",
+                solver="union of all subsets",
+            )
+        cover = solvers.greedy_cover(membership)
+        if not exact:
+            bound = solvers.size_bound(membership)
+            return Reference(
+                objective=len(cover),
+                solution=cover.tolist(),
+                proven_optimal=bound == len(cover),
+                method="exact" if bound == len(cover) else "heuristic",
+                solver="greedy",
+                bound=bound,
+                gap=(len(cover) - bound) / len(cover),
+            )
+        result = solvers.exact_cover(membership, time_limit, incumbent=cover)
+        return Reference(
+            objective=result.size,
+            solution=result.cover.tolist(),
+            proven_optimal=result.proven_optimal,
+            method="exact" if result.proven_optimal else "heuristic",
+            solver="integer programme (HiGHS)",
+            bound=result.lower_bound,
+            gap=(result.size - result.lower_bound) / result.size,
+        )

@@ -1,0 +1,73 @@
+"""The SubsetSum task: tie the generator, prompt, verifier and reference solvers together."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from npgym.answer import as_int_array
+from npgym.heuristics import subset_sum as solvers
+from npgym.results import Reference, Verdict
+from npgym.task import Task
+from npgym.tasks.subset_sum import generator, prompt
+from npgym.tasks.subset_sum.instance import SubsetSumInstance
+from npgym.tasks.subset_sum.verifier import OK, check_subset, reason
+
+
+class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
+    """Subset Sum, maximum-cardinality variant: the most distinct indices summing to the target.
+
+    Answer: ``[i1, i2, ...]``, distinct indices in any order (a repeated index is infeasible, as
+    is the empty list: targets are positive). Generation plants a subset whose sum is the target
+    (see :mod:`~npgym.tasks.subset_sum.generator`). Reference: smallest-first greedy guided by a
+    reachability table (always feasible), then the exact dynamic programme over (sum, count),
+    whose witness is the lexicographically smallest optimal index list. The time limit is not
+    needed: the programme is O(n * target) and the instance limits bound it.
+    """
+
+    name = "SubsetSum"
+    category = "subset selection"
+    sense = "max"
+    objective_name = "number of indices"
+    instance_type = SubsetSumInstance
+    tiers: ClassVar[dict[str, generator.SubsetSumConfig]] = generator.TIERS
+
+    def build(self, rng: np.random.Generator, config: generator.SubsetSumConfig) -> dict[str, Any]:
+        return generator.build(rng, config)
+
+    def prompt(self, instance: SubsetSumInstance) -> str:
+        return prompt.render(instance)
+
+    def to_solution(self, value: Any) -> np.ndarray:
+        return as_int_array(value, "list of indices")
+
+    def check(self, instance: SubsetSumInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, count = check_subset(instance.array, instance.target, solution)
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, int(count))
+
+    def solve(self, instance: SubsetSumInstance, *, exact: bool, time_limit: float) -> Reference:
+        if exact:
+            subset = solvers.max_cardinality_subset(instance.array, instance.target)
+            return Reference(
+                objective=len(subset),
+                solution=subset.tolist(),
+                proven_optimal=True,
+                method="exact",
+                solver="dynamic programme over (sum, count)",
+                bound=len(subset),
+                gap=0.0,
+            )
+        subset = solvers.greedy_subset(instance.array, instance.target)
+        bound = solvers.cardinality_bound(instance.array, instance.target)
+        return Reference(
+            objective=len(subset),
+            solution=subset.tolist(),
+            proven_optimal=bound == len(subset),
+            method="exact" if bound == len(subset) else "heuristic",
+            solver="smallest-first greedy with a reachability table",
+            bound=bound,
+            gap=(bound - len(subset)) / len(subset),
+        )

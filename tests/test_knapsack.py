@@ -1,0 +1,232 @@
+"""Knapsack: hand-checked instances, kernel vs. pure twin, solvers vs. brute force, and the
+planted construction."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import npgym
+from npgym.heuristics import knapsack as solvers
+from npgym.tasks.knapsack import KnapsackInstance
+from npgym.tasks.knapsack.generator import plant
+from npgym.tasks.knapsack.verifier import check_selection, check_selection_python
+
+TASK = npgym.get_task("Knapsack")
+
+# Hand-checked: items 1 and 3 (weight 7, value 90) beat every other set within weight 10.
+SMALL = KnapsackInstance(weights=[5, 4, 6, 3], values=[10, 40, 30, 50], capacity=10)
+
+
+def brute_force(weights: list[int], values: list[int], capacity: int) -> int:
+    best = 0
+    for size in range(len(weights) + 1):
+        for chosen in itertools.combinations(range(len(weights)), size):
+            if sum(weights[i] for i in chosen) <= capacity:
+                best = max(best, sum(values[i] for i in chosen))
+    return best
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "objective", "reason"),
+    [
+        ([1, 3], True, 90, ""),
+        ([3, 1], True, 90, ""),
+        ([2, 3], True, 80, ""),
+        ([1, 2], True, 70, ""),  # exactly at capacity
+        ([], True, 0, ""),
+        ([0, 1, 3], False, None, "total weight 12 > capacity 10"),
+        ([0, 1, 2, 3], False, None, "total weight 18 > capacity 10"),
+        ([1, 1], False, None, "item 1 listed twice"),
+        ([3] * 1000, False, None, "item 3 listed twice"),
+        ([4], False, None, "item 4 does not exist (items are 0 to 3)"),
+        ([-1, 3], False, None, "item -1 does not exist (items are 0 to 3)"),
+        ([1, 10**17], False, None, f"item {10**17} does not exist (items are 0 to 3)"),
+        ([True], False, None, "expected integers in the list of items, got a boolean"),
+        ("none", False, None, "expected a list for the list of items, got a word"),
+    ],
+)
+def test_small_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
+    verdict = TASK.verify(SMALL, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+
+
+def test_small_reference_and_scores() -> None:
+    reference = TASK.reference(SMALL)
+    assert (reference.objective, reference.solution) == (90, [1, 3])
+    assert reference.proven_optimal and reference.method == "exact"
+    assert TASK.score(SMALL, "Answer: [3, 1]").reward == 2.0
+    assert TASK.score(SMALL, "Answer: [2, 3]").reward == pytest.approx(1 + 80 / 90)
+    assert TASK.score(SMALL, "Answer: []").reward == 1.0
+    assert TASK.score(SMALL, "Answer: [0, 1, 3]").reward == -0.5
+
+
+def test_greedy_falls_back_to_the_best_single_item() -> None:
+    # By ratio item 0 (2 per unit) comes first, after which item 1 no longer fits.
+    weights, values = np.array([1, 10]), np.array([2, 15])
+    assert solvers.greedy_knapsack(weights, values, 10).tolist() == [1]
+    assert solvers.dantzig_bound(weights, values, 10) == 2 + 9 * 15 // 10
+
+
+@st.composite
+def items_and_answers(draw: st.DrawFn) -> tuple[list[int], list[int], int, list[int]]:
+    n = draw(st.integers(1, 8))
+    weights = draw(st.lists(st.integers(1, 50), min_size=n, max_size=n))
+    values = draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
+    capacity = draw(st.integers(0, 200))
+    ids = draw(
+        st.lists(st.integers(-2, n + 1), max_size=n + 3)
+        | st.permutations(range(n)).flatmap(lambda p: st.integers(0, n).map(lambda k: p[:k]))
+    )
+    return weights, values, capacity, ids
+
+
+@given(case=items_and_answers())
+def test_kernel_agrees_with_python_twin(case: tuple[list[int], list[int], int, list[int]]) -> None:
+    weights, values, capacity, ids = case
+    kernel = check_selection(
+        np.array(weights, dtype=np.int64),
+        np.array(values, dtype=np.int64),
+        capacity,
+        np.array(ids, dtype=np.int64),
+    )
+    assert tuple(int(v) for v in kernel) == check_selection_python(weights, values, capacity, ids)
+
+
+def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
+    rng = np.random.default_rng(1)
+    greedy_misses = 0
+    for _ in range(300):
+        n = int(rng.integers(1, 10))
+        weights = rng.integers(1, 30, size=n)
+        values = rng.integers(0, 40, size=n)
+        capacity = int(rng.integers(0, weights.sum() + 5))
+        optimum = brute_force(weights.tolist(), values.tolist(), capacity)
+        for items in (
+            solvers.dp_knapsack(weights, values, capacity),
+            solvers.exact_knapsack(weights, values, capacity, max_dp_cells=0).items,
+        ):
+            assert int(values[items].sum()) == optimum
+            assert int(weights[items].sum()) <= capacity
+            assert len(set(items.tolist())) == items.size
+        greedy = solvers.greedy_knapsack(weights, values, capacity)
+        assert int(weights[greedy].sum()) <= capacity
+        assert (
+            int(values[greedy].sum()) <= optimum <= solvers.dantzig_bound(weights, values, capacity)
+        )
+        greedy_misses += int(values[greedy].sum()) < optimum
+    assert greedy_misses > 0
+
+
+def test_large_capacities_use_branch_and_bound() -> None:
+    # Weights in thousands: the table would need 40 * 10^7 cells; scaling by 1000 gives the
+    # same optimum with a small table.
+    rng = np.random.default_rng(2)
+    weights = rng.integers(1000, 500_000, size=40) // 1000 * 1000
+    values = rng.integers(1, 1000, size=40)
+    capacity = int(weights.sum() // 2 // 1000 * 1000)
+    instance = KnapsackInstance(weights=weights.tolist(), values=values.tolist(), capacity=capacity)
+    reference = TASK.reference(instance)
+    assert reference.solver == "branch and bound (OR-Tools)" and reference.proven_optimal
+    scaled = solvers.dp_knapsack(weights // 1000, values, capacity // 1000)
+    assert reference.objective == int(values[scaled].sum())
+    assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
+    rng = np.random.default_rng(0)
+    weights = rng.integers(10**5, 10**6, size=1000)
+    instance = KnapsackInstance(
+        weights=weights.tolist(),
+        values=(weights + 10**5).tolist(),
+        capacity=int(weights.sum() // 2),
+    )
+    reference = TASK.reference(instance, time_limit=0.01)
+    if reference.proven_optimal:
+        pytest.fail("a proof in 10 ms is not expected; the test needs a harder instance")
+    assert reference.method == "heuristic"
+    assert reference.bound > reference.objective >= TASK.reference(instance, exact=False).objective
+    assert reference.gap == pytest.approx(
+        (reference.bound - reference.objective) / reference.objective
+    )
+    assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+def test_exact_reference_is_deterministic() -> None:
+    for seed in range(3):
+        instance = TASK.generate(seed, tier="benchmark")
+        first = TASK.solve(instance, exact=True, time_limit=60)
+        second = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60)
+        assert first == second
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_follows_the_planted_construction(tier: str) -> None:
+    config = TASK.tiers[tier]
+    for seed in range(20):
+        drawn = plant(np.random.default_rng(seed), config)
+        n = drawn.weights.size
+        assert config.items_min <= n <= config.items_max
+        assert config.planted_min <= drawn.planted.size <= min(n, config.planted_max)
+        ratio = drawn.values / drawn.weights
+        slack = 0.5 / drawn.weights  # values are rounded to integers
+        planted = np.zeros(n, dtype=bool)
+        planted[drawn.planted] = True
+        assert (ratio[planted] >= config.ratio_min - slack[planted]).all()
+        assert (ratio[planted] <= config.ratio_max + slack[planted]).all()
+        assert (
+            ratio[~planted] <= config.ratio_min * config.filler_ratio_max + slack[~planted]
+        ).all()
+        assert (drawn.weights[planted] >= config.weight_min).all()
+        assert (drawn.weights[planted] <= config.weight_max).all()
+        assert not planted[drawn.decoys].any()
+        assert (drawn.weights[drawn.decoys] >= config.weight_max).all()
+        assert (drawn.weights[drawn.decoys] <= config.decoy_weight_factor * config.weight_max).all()
+        planted_weight = int(drawn.weights[planted].sum())
+        factor = drawn.capacity / planted_weight
+        assert config.capacity_factor_min - 1e-9 <= factor + 0.5 / planted_weight
+        assert factor - 0.5 / planted_weight <= config.capacity_factor_max + 1e-9
+        instance = TASK.generate(seed, tier=tier)
+        assert instance.weights == tuple(drawn.weights.tolist())
+        assert instance.values == tuple(drawn.values.tolist())
+        assert instance.capacity == drawn.capacity
+        planted_value = int(drawn.values[planted].sum())
+        assert TASK.reference(instance).objective >= planted_value
+
+
+def test_planted_items_are_not_listed_first() -> None:
+    positions = [plant(np.random.default_rng(s), TASK.tiers["hard"]).planted for s in range(5)]
+    assert all(p.tolist() != list(range(p.size)) for p in positions)
+
+
+def test_prompt_lists_every_item_and_the_capacity() -> None:
+    instance = TASK.generate(4, tier="benchmark")
+    prompt = TASK.prompt(instance)
+    for item, (weight, value) in enumerate(zip(instance.weights, instance.values, strict=True)):
+        assert f"\n{item}: weight {weight}, value {value}\n" in prompt
+    assert f"at most {instance.capacity}." in prompt
+
+
+@pytest.mark.parametrize(
+    ("weights", "values", "capacity", "message"),
+    [
+        ([], [], 5, "1 to"),
+        ([1, 2], [3], 5, "2 weights but 1 values"),
+        ([1, 0], [3, 4], 5, "item 1 weighs 0"),
+        ([1, 10**10], [3, 4], 5, "item 1 weighs"),
+        ([1, 2], [3, -4], 5, "item 1 is worth -4"),
+        ([1, 2], [3, 4], -1, "capacity -1"),
+        ([1, 2], [3, 4], 10**13, "capacity"),
+        ([1, 2.5], [3, 4], 5, "integer"),
+        ([1, 2], [3, 4], "5", "integer"),
+    ],
+)
+def test_bad_instances_are_rejected(
+    weights: list[object], values: list[object], capacity: object, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        KnapsackInstance(weights=weights, values=values, capacity=capacity)

@@ -1,0 +1,256 @@
+"""SetCover: hand-checked instances (with and without a cover), kernel vs. pure twin, solvers
+vs. brute force, and the generator's share of instances without a cover."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import npgym
+from npgym.heuristics import set_cover as solvers
+from npgym.tasks.set_cover import SetCoverInstance
+from npgym.tasks.set_cover.generator import draw
+from npgym.tasks.set_cover.verifier import check_cover, check_cover_python
+
+TASK = npgym.get_task("SetCover")
+
+# Hand-checked: no subset covers 0..4 alone, and of the pairs only {0, 1, 2} + {3, 4} does, so
+# the optimum is 2 with the unique cover [0, 2].
+COVERABLE = SetCoverInstance(universe_size=5, subsets=[[0, 1, 2], [2, 3], [4, 3], [0, 4], [1]])
+# No subset holds element 3, so no cover exists.
+UNCOVERABLE = SetCoverInstance(universe_size=4, subsets=[[0, 1], [1, 2], [2, 0]])
+
+
+def brute_force(membership: np.ndarray) -> int | None:
+    """Size of a minimum cover, or ``None`` when the subsets do not cover the universe."""
+    count = membership.shape[0]
+    for size in range(count + 1):
+        for chosen in itertools.combinations(range(count), size):
+            if membership[list(chosen)].any(axis=0).all() or membership.shape[1] == 0:
+                return size
+    return None
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "objective", "reason"),
+    [
+        ([0, 2], True, 2, ""),
+        ([2, 0], True, 2, ""),
+        ([0, 1, 2], True, 3, ""),
+        ([0, 1, 2, 3, 4], True, 5, ""),
+        ([0, 1], False, None, "element 4 not covered"),
+        ([], False, None, "element 0 not covered"),
+        ([3, 4, 1], True, 3, ""),
+        ([3, 4], False, None, "element 2 not covered"),
+        ([0, 0, 2], False, None, "subset 0 listed twice"),
+        ([2] * 1000, False, None, "subset 2 listed twice"),
+        ([0, 5], False, None, "subset 5 does not exist (subsets are 0 to 4)"),
+        ([-1, 0, 2], False, None, "subset -1 does not exist (subsets are 0 to 4)"),
+        (
+            "Impossible",
+            False,
+            None,
+            "Impossible is wrong: together the subsets cover every element",
+        ),
+        ("possible", False, None, "expected a list of subset numbers or the word Impossible"),
+        ([[0], [2]], False, None, "expected integers in the list of subsets, got a list"),
+    ],
+)
+def test_coverable_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
+    verdict = TASK.verify(COVERABLE, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "reason"),
+    [
+        ("Impossible", True, ""),
+        ("impossible", True, ""),
+        ("IMPOSSIBLE", True, ""),
+        ([0, 1, 2], False, "element 3 not covered"),
+        ([], False, "element 0 not covered"),
+        ([0, 3], False, "subset 3 does not exist (subsets are 0 to 2)"),
+    ],
+)
+def test_uncoverable_verdicts(answer: object, feasible: bool, reason: str) -> None:
+    verdict = TASK.verify(UNCOVERABLE, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, None, reason)
+
+
+def test_coverable_reference_and_scores() -> None:
+    reference = TASK.reference(COVERABLE)
+    assert (reference.objective, reference.solution) == (2, [0, 2])
+    assert reference.proven_optimal and reference.method == "exact"
+    assert TASK.score(COVERABLE, "Answer: [2, 0]").reward == 2.0
+    assert TASK.score(COVERABLE, "Answer: [0, 1, 2]").reward == pytest.approx(1 + 2 / 3)
+    assert TASK.score(COVERABLE, "Answer: Impossible").reward == -0.5
+    assert TASK.score(COVERABLE, "Answer: None").reward == -2.5
+
+
+def test_impossible_reference_scores_as_optimal() -> None:
+    for exact in (True, False):
+        reference = TASK.reference(UNCOVERABLE, exact=exact)
+        assert (reference.objective, reference.solution) == (None, "Impossible")
+        assert reference.proven_optimal and reference.method == "exact"
+    for completion in ("Answer: Impossible.", "**Answer:** impossible", "\\boxed{IMPOSSIBLE}"):
+        score = TASK.score(UNCOVERABLE, completion)
+        assert (score.reward, score.ratio, score.optimality) == (2.0, 1.0, 1.0)
+        assert score.objective is None and score.feasible
+        assert "Impossible is correct" in TASK.feedback(score)
+    assert TASK.format_answer(TASK.reference(UNCOVERABLE).solution) == "Answer: Impossible"
+    wrong = TASK.score(UNCOVERABLE, "Answer: [0, 1, 2]")
+    assert (wrong.reward, wrong.reason) == (-0.5, "element 3 not covered")
+
+
+@st.composite
+def covers_and_answers(draw_: st.DrawFn) -> tuple[list[list[int]], int, list[int], bool]:
+    universe = draw_(st.integers(1, 8))
+    subsets = draw_(
+        st.lists(
+            st.lists(st.integers(0, universe - 1), unique=True, max_size=universe),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    count = len(subsets)
+    ids = draw_(
+        st.lists(st.integers(-2, count + 1), max_size=count + 3)
+        | st.permutations(range(count)).flatmap(
+            lambda p: st.integers(0, count).map(lambda k: p[:k])
+        )
+    )
+    return subsets, universe, ids, draw_(st.booleans())
+
+
+@given(case=covers_and_answers())
+def test_kernel_agrees_with_python_twin(case: tuple[list[list[int]], int, list[int], bool]) -> None:
+    subsets, universe, ids, claims_impossible = case
+    instance = SetCoverInstance(universe_size=universe, subsets=subsets)
+    kernel = check_cover(
+        instance.offsets,
+        instance.elements,
+        universe,
+        np.array(ids, dtype=np.int64),
+        claims_impossible,
+    )
+    assert tuple(int(v) for v in kernel) == check_cover_python(
+        subsets, universe, ids, claims_impossible
+    )
+
+
+def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
+    rng = np.random.default_rng(1)
+    greedy_misses = impossible = 0
+    for _ in range(300):
+        universe, count = int(rng.integers(1, 9)), int(rng.integers(1, 8))
+        membership = rng.random((count, universe)) < rng.uniform(0.15, 0.6)
+        optimum = brute_force(membership)
+        instance = SetCoverInstance(
+            universe_size=universe, subsets=[np.flatnonzero(row).tolist() for row in membership]
+        )
+        reference = TASK.solve(instance, exact=True, time_limit=30)
+        quick = TASK.solve(instance, exact=False, time_limit=30)
+        if optimum is None:
+            impossible += 1
+            assert solvers.first_uncovered(membership) >= 0
+            assert reference.solution == quick.solution == "Impossible"
+            continue
+        assert reference.objective == optimum and reference.proven_optimal
+        assert TASK.verify(instance, reference.solution).objective == optimum
+        assert TASK.verify(instance, quick.solution).objective == quick.objective >= optimum
+        assert quick.bound <= optimum
+        greedy_misses += quick.objective > optimum
+    assert impossible > 0 and greedy_misses > 0
+
+
+def test_greedy_drops_redundant_subsets() -> None:
+    # Greedy takes 0 (three new), then 1, then 2; subset 0 is then redundant.
+    membership = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 0, 1, 1, 0], [0, 0, 1, 0, 0, 1]], dtype=bool)
+    assert solvers.greedy_cover(membership).tolist() == [1, 2]
+
+
+def test_exact_reference_is_deterministic() -> None:
+    for seed in range(2, 8):
+        instance = TASK.generate(seed, tier="benchmark")
+        first = TASK.solve(instance, exact=True, time_limit=60)
+        second = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60)
+        assert first == second
+
+
+def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
+    config = {
+        "universe_size_min": 300,
+        "universe_size_max": 300,
+        "subsets_min": 400,
+        "subsets_max": 400,
+        "subset_size_factor": 0.05,
+        "impossible_probability": 0.0,
+    }
+    instance = TASK.generate(0, config=config)
+    reference = TASK.reference(instance, time_limit=0.02)
+    if reference.proven_optimal:
+        pytest.fail("a proof in 20 ms is not expected; the test needs a harder instance")
+    assert reference.method == "heuristic"
+    assert reference.bound < reference.objective
+    assert reference.gap == pytest.approx(
+        (reference.objective - reference.bound) / reference.objective
+    )
+    assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_respects_the_tier(tier: str) -> None:
+    config = TASK.tiers[tier]
+    for seed in range(20):
+        drawn = draw(np.random.default_rng(seed), config)
+        count, universe = drawn.membership.shape
+        assert config.universe_size_min <= universe <= config.universe_size_max
+        assert config.subsets_min <= count <= config.subsets_max
+        assert drawn.membership.sum(axis=1).min() >= 1
+        covered = drawn.membership.any(axis=0)
+        if drawn.missing is None:
+            assert covered.all()
+        else:
+            assert np.flatnonzero(~covered).tolist() == [drawn.missing]
+        instance = TASK.generate(seed, tier=tier)
+        assert np.array_equal(instance.membership, drawn.membership)
+        reference = TASK.reference(instance, exact=False)
+        assert (reference.objective is None) == (drawn.missing is not None)
+
+
+def test_about_one_instance_in_ten_has_no_cover() -> None:
+    config = TASK.tiers["benchmark"]
+    missing = [draw(np.random.default_rng(seed), config).missing for seed in range(400)]
+    share = sum(element is not None for element in missing) / len(missing)
+    assert 0.06 <= share <= 0.14
+    universe_sizes = {draw(np.random.default_rng(s), config).membership.shape[1] for s in range(9)}
+    assert len({e for e in missing if e is not None}) > 10 and len(universe_sizes) > 1
+
+
+def test_subsets_are_sorted_and_listed_in_the_prompt() -> None:
+    instance = SetCoverInstance(universe_size=4, subsets=[[3, 0], [1], []])
+    assert instance.subsets == ((0, 3), (1,), ())
+    prompt = TASK.prompt(instance)
+    assert "\n0: 0, 3\n1: 1\n2: (empty)\n" in prompt
+    assert "integers 0 to 3" in prompt
+
+
+@pytest.mark.parametrize(
+    ("universe_size", "subsets", "message"),
+    [
+        (0, [[0]], "greater than or equal to 1"),
+        (3, [], "1 to"),
+        (3, [[0, 0]], "subset 0 lists element 0 twice"),
+        (3, [[0], [1, 3]], "subset 1 holds element 3, outside 0..2"),
+        (3, [[-1, 1]], "subset 0 holds element -1"),
+        (3, [[0.5]], "integer"),
+        (3.0, [[0]], "integer"),
+    ],
+)
+def test_bad_instances_are_rejected(universe_size: object, subsets: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        SetCoverInstance(universe_size=universe_size, subsets=subsets)
