@@ -84,6 +84,8 @@ def test_json_round_trip_is_lossless_and_canonical(task_name: str, tier: str) ->
     assert CANONICAL_FIELDS[task_name] <= data.keys()
     assert set(type(instance).canonical_fields) == CANONICAL_FIELDS[task_name]
     assert (data["task"], data["tier"], data["seed"]) == (task_name, tier, 3)
+    bare = instance.model_copy(update=dict.fromkeys(type(instance).meta_fields))
+    assert bare.fingerprint() == instance.fingerprint()
 
 
 @pytest.mark.parametrize(("task_name", "tier"), CASES)

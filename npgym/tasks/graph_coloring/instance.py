@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import model_validator
 
@@ -21,6 +21,8 @@ class GraphColoringInstance(GraphInstance):
 
     task: Literal["GraphColoring"] = "GraphColoring"
     planted_colouring: tuple[Int, ...] | None = None
+
+    meta_fields: ClassVar[tuple[str, ...]] = ("planted_colouring",)
 
     @model_validator(mode="after")
     def _planted_is_proper(self) -> GraphColoringInstance:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 from itertools import pairwise
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import model_validator
 
@@ -29,10 +28,7 @@ class HamiltonianCycleInstance(GraphInstance):
     structure: Structure | None = None
     planted_cycle: tuple[Int, ...] | None = None
 
-    def fingerprint(self) -> str:
-        """SHA-256 of the graph alone: the generator's labels do not change the problem."""
-        data = self.model_dump_json(include={"task", "n", "edges"})
-        return hashlib.sha256(data.encode()).hexdigest()
+    meta_fields: ClassVar[tuple[str, ...]] = ("hamiltonian", "structure", "planted_cycle")
 
     @model_validator(mode="after")
     def _has_a_cycle(self) -> HamiltonianCycleInstance:
