@@ -72,6 +72,15 @@ def _greedy_clique(adj: np.ndarray, start: int) -> np.ndarray:
                         inner_degree[w] -= 1
 
 
+def greedy_clique(adjacency: np.ndarray) -> np.ndarray:
+    """Sorted vertices of the clique grown greedily from a vertex of highest degree."""
+    adj = _as_matrix(adjacency)
+    if adj.shape[0] == 0:
+        return np.empty(0, np.int64)
+    start = int(np.argmax(adj.sum(axis=1)))
+    return np.flatnonzero(_greedy_clique(adj, start)).astype(np.int64)
+
+
 @njit
 def _toggle(adj: np.ndarray, member: np.ndarray, missing: np.ndarray, v: int, add: bool) -> None:
     """Add ``v`` to (or drop it from) the clique, keeping ``missing`` up to date."""

@@ -144,6 +144,11 @@ def _improve(problem: Problem, board: _Board) -> None:
                 break
 
 
+def first_fit_schedule(problem: Problem) -> Schedule:
+    """Meetings in id order, each at its earliest conflict-free start in the smallest room."""
+    return _greedy(problem, list(range(len(problem.durations)))).schedule()
+
+
 def greedy_schedule(problem: Problem) -> Schedule:
     """Best schedule over a few greedy orders, each followed by the swap search.
 

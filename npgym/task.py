@@ -129,6 +129,16 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         """The ``Answer: ...`` text that :meth:`score` accepts for ``solution``."""
         return "Answer: " + render_value(solution)
 
+    # --- baselines ----------------------------------------------------------------------------
+
+    @abstractmethod
+    def random_solution(self, instance: InstanceT, rng: np.random.Generator) -> Any:
+        """A random answer in the task's shape: the floor that any model should beat."""
+
+    @abstractmethod
+    def greedy_solution(self, instance: InstanceT) -> Any:
+        """The task's simple constructive heuristic, without local search or proof."""
+
     # --- reference ----------------------------------------------------------------------------
 
     def reference(

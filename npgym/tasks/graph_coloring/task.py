@@ -54,6 +54,16 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
             return Verdict(False, None, reason(code, a, b, c, instance.n))
         return Verdict(True, int(used))
 
+    def random_solution(
+        self, instance: GraphColoringInstance, rng: np.random.Generator
+    ) -> list[int]:
+        palette = int(rng.integers(1, instance.n + 1))
+        return rng.integers(0, palette, size=instance.n).tolist()
+
+    def greedy_solution(self, instance: GraphColoringInstance) -> list[int]:
+        colours = solvers.dsatur(*solvers.neighbour_lists(instance.adjacency))
+        return solvers.canonical_colouring(colours)
+
     def solve(
         self, instance: GraphColoringInstance, *, exact: bool, time_limit: float
     ) -> Reference:

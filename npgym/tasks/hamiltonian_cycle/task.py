@@ -55,6 +55,15 @@ class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianC
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(length))
 
+    def random_solution(
+        self, instance: HamiltonianCycleInstance, rng: np.random.Generator
+    ) -> list[int]:
+        order = rng.permutation(instance.n)[: int(rng.integers(3, instance.n + 1))].tolist()
+        return [*order, order[0]]
+
+    def greedy_solution(self, instance: HamiltonianCycleInstance) -> list[int]:
+        return solvers.canonical_cycle(solvers.heuristic_cycle(instance.adjacency, effort=1))
+
     def solve(
         self, instance: HamiltonianCycleInstance, *, exact: bool, time_limit: float
     ) -> Reference:

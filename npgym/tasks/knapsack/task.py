@@ -49,6 +49,15 @@ class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(total))
 
+    def random_solution(self, instance: KnapsackInstance, rng: np.random.Generator) -> list[int]:
+        return np.flatnonzero(rng.random(len(instance.weights)) < 0.5).tolist()
+
+    def greedy_solution(self, instance: KnapsackInstance) -> list[int]:
+        items = solvers.greedy_knapsack(
+            instance.weight_array, instance.value_array, instance.capacity
+        )
+        return items.tolist()
+
     def solve(self, instance: KnapsackInstance, *, exact: bool, time_limit: float) -> Reference:
         weights, values = instance.weight_array, instance.value_array
         items = solvers.greedy_knapsack(weights, values, instance.capacity)

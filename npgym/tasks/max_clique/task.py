@@ -56,8 +56,19 @@ class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
             return Verdict(False, None, reason(code, a, b, instance.n, True))
         return Verdict(True, int(size))
 
+    def random_solution(self, instance: MaxCliqueInstance, rng: np.random.Generator) -> list[int]:
+        return random_vertex_set(instance.n, rng)
+
+    def greedy_solution(self, instance: MaxCliqueInstance) -> list[int]:
+        return solvers.greedy_clique(instance.adjacency).tolist()
+
     def solve(self, instance: MaxCliqueInstance, *, exact: bool, time_limit: float) -> Reference:
         return clique_reference(instance.adjacency, exact=exact, time_limit=time_limit)
+
+
+def random_vertex_set(n: int, rng: np.random.Generator) -> list[int]:
+    """A random non-empty set of distinct vertices (the random baseline of both tasks)."""
+    return sorted(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False).tolist())
 
 
 def clique_reference(adjacency: np.ndarray, *, exact: bool, time_limit: float) -> Reference:

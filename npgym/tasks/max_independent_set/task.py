@@ -8,10 +8,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from npgym.answer import as_int_array
+from npgym.heuristics.cliques import greedy_clique
 from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.max_clique import prompt
-from npgym.tasks.max_clique.task import clique_reference
+from npgym.tasks.max_clique.task import clique_reference, random_vertex_set
 from npgym.tasks.max_independent_set import generator
 from npgym.tasks.max_independent_set.instance import MaxIndependentSetInstance
 from npgym.tasks.max_independent_set.verifier import OK, check_vertex_set, reason
@@ -56,6 +57,14 @@ class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndepen
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(size))
+
+    def random_solution(
+        self, instance: MaxIndependentSetInstance, rng: np.random.Generator
+    ) -> list[int]:
+        return random_vertex_set(instance.n, rng)
+
+    def greedy_solution(self, instance: MaxIndependentSetInstance) -> list[int]:
+        return greedy_clique(instance.complement_adjacency).tolist()
 
     def solve(
         self, instance: MaxIndependentSetInstance, *, exact: bool, time_limit: float

@@ -98,18 +98,27 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
             day_end=instance.day_end,
         )
 
+    def random_solution(
+        self, instance: MeetingSchedulingInstance, rng: np.random.Generator
+    ) -> list[list[int]]:
+        slots = (instance.day_end - instance.day_start) // instance.slot
+        return [
+            [
+                meeting,
+                int(rng.integers(len(instance.rooms))),
+                instance.day_start + instance.slot * int(rng.integers(slots)),
+            ]
+            for meeting in range(len(instance.meetings))
+            if rng.random() < 0.5
+        ]
+
+    def greedy_solution(self, instance: MeetingSchedulingInstance) -> list[list[int]]:
+        return [list(entry) for entry in solvers.first_fit_schedule(_problem(instance))]
+
     def solve(
         self, instance: MeetingSchedulingInstance, *, exact: bool, time_limit: float
     ) -> Reference:
-        problem = solvers.Problem(
-            attendees=tuple(meeting.attendees for meeting in instance.meetings),
-            durations=tuple(meeting.duration for meeting in instance.meetings),
-            availability=instance.availability,
-            capacities=instance.rooms,
-            slot=instance.slot,
-            day_start=instance.day_start,
-            day_end=instance.day_end,
-        )
+        problem = _problem(instance)
         schedule = solvers.greedy_schedule(problem)
         value = solvers.participations(problem, schedule)
         if not exact:
@@ -135,3 +144,16 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
             bound=result.upper_bound,
             gap=0.0 if result.proven_optimal else gap,
         )
+
+
+def _problem(instance: MeetingSchedulingInstance) -> solvers.Problem:
+    """The instance in the solvers' plain form."""
+    return solvers.Problem(
+        attendees=tuple(meeting.attendees for meeting in instance.meetings),
+        durations=tuple(meeting.duration for meeting in instance.meetings),
+        availability=instance.availability,
+        capacities=instance.rooms,
+        slot=instance.slot,
+        day_start=instance.day_start,
+        day_end=instance.day_end,
+    )

@@ -75,6 +75,14 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
             return "Feasible and optimal: no cover exists, Impossible is correct."
         return super().feedback(score)
 
+    def random_solution(self, instance: SetCoverInstance, rng: np.random.Generator) -> list[int]:
+        return np.flatnonzero(rng.random(len(instance.subsets)) < 0.5).tolist()
+
+    def greedy_solution(self, instance: SetCoverInstance) -> list[int] | str:
+        if solvers.first_uncovered(instance.membership) >= 0:
+            return IMPOSSIBLE
+        return solvers.greedy_cover(instance.membership).tolist()
+
     def solve(self, instance: SetCoverInstance, *, exact: bool, time_limit: float) -> Reference:
         membership = instance.membership
         if solvers.first_uncovered(membership) >= 0:

@@ -48,6 +48,12 @@ class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(count))
 
+    def random_solution(self, instance: SubsetSumInstance, rng: np.random.Generator) -> list[int]:
+        return np.flatnonzero(rng.random(len(instance.numbers)) < 0.5).tolist()
+
+    def greedy_solution(self, instance: SubsetSumInstance) -> list[int]:
+        return solvers.greedy_subset(instance.array, instance.target).tolist()
+
     def solve(self, instance: SubsetSumInstance, *, exact: bool, time_limit: float) -> Reference:
         if exact:
             subset = solvers.max_cardinality_subset(instance.array, instance.target)

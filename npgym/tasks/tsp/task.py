@@ -45,6 +45,13 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(length))
 
+    def random_solution(self, instance: TSPInstance, rng: np.random.Generator) -> list[int]:
+        tour = rng.permutation(instance.n).tolist()
+        return [*tour, tour[0]]
+
+    def greedy_solution(self, instance: TSPInstance) -> list[int]:
+        return solvers.canonical_tour(solvers.nearest_neighbour(instance.matrix, 0))
+
     def solve(self, instance: TSPInstance, *, exact: bool, time_limit: float) -> Reference:
         tour, length = solvers.heuristic_tour(instance.matrix)
         if not exact:
