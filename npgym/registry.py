@@ -14,6 +14,7 @@ from npgym.task import Task
 
 TASKS: dict[str, str] = {
     "TSP": "npgym.tasks.tsp:TSPTask",
+    "MinBisection": "npgym.tasks.min_bisection:MinBisectionTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 
