@@ -22,6 +22,7 @@ TASKS: dict[str, str] = {
     "SubsetSum": "npgym.tasks.subset_sum:SubsetSumTask",
     "SetCover": "npgym.tasks.set_cover:SetCoverTask",
     "Knapsack": "npgym.tasks.knapsack:KnapsackTask",
+    "MinBisection": "npgym.tasks.min_bisection:MinBisectionTask",
 }
 """Task name -> ``module:Class``, in the order tasks are listed."""
 

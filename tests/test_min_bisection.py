@@ -1,0 +1,334 @@
+"""MinBisection: hand-checked instances, kernel vs. pure twin, solvers vs. brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import npgym
+from npgym.answer import AnswerFormatError
+from npgym.heuristics import min_bisection as solvers
+from npgym.tasks.min_bisection import MinBisectionConfig, MinBisectionInstance
+from npgym.tasks.min_bisection.generator import NOISE
+from npgym.tasks.min_bisection.verifier import check_bisection, check_bisection_python
+
+TASK = npgym.get_task("MinBisection")
+
+# A 4-cycle 0-1-2-3 with heavy edges 0-1 and 2-3 and a diagonal 0-2 (hand-checked): the split
+# {0, 1} | {2, 3} cuts 1-2, 3-0 and 0-2 (1 + 1 + 2 = 4); the other two splits cut 12.
+SQUARE = MinBisectionInstance(n=4, edges=[[0, 1, 5], [1, 2, 1], [2, 3, 5], [0, 3, 1], [0, 2, 2]])
+# A path 0-1-2-3-4 whose light middle edge 1-2 is the best cut; the parts have 2 and 3 vertices.
+PATH = MinBisectionInstance(n=5, edges=[[0, 1, 3], [1, 2, 1], [2, 3, 3], [3, 4, 3]])
+
+
+def brute_force(weights: np.ndarray) -> int:
+    """Least cut over all bisections, vertex 0 fixed to the first part."""
+    n = weights.shape[0]
+    best = None
+    for size in {n // 2, (n + 1) // 2}:
+        for rest in itertools.combinations(range(1, n), size - 1):
+            side = np.ones(n, dtype=np.int64)
+            side[[0, *rest]] = 0
+            cut = int(weights[side == 0][:, side == 1].sum())
+            best = cut if best is None else min(best, cut)
+    return best
+
+
+def naive_side(n: int) -> np.ndarray:
+    """The first half of the vertices against the rest: a poor incumbent to start from."""
+    return (np.arange(n) >= n // 2).astype(np.int64)
+
+
+def random_weights(rng: np.random.Generator, n: int) -> np.ndarray:
+    density = rng.random()
+    upper = np.triu(rng.integers(1, 11, size=(n, n)) * (rng.random((n, n)) < density), 1)
+    return upper + upper.T
+
+
+@pytest.mark.parametrize(
+    ("answer", "feasible", "objective", "reason"),
+    [
+        ([[0, 1], [2, 3]], True, 4, ""),
+        ([[3, 2], [1, 0]], True, 4, ""),
+        ([[0, 2], [1, 3]], True, 12, ""),
+        ([[0, 3], [2, 1]], True, 12, ""),
+        ([[0, 1], [2, 3, 3]], False, None, "vertex 3 listed twice in part B"),
+        ([[0, 0], [2, 3]], False, None, "vertex 0 listed twice in part A"),
+        ([[0, 1, 2], [2, 3]], False, None, "vertex 2 is in both parts"),
+        ([[0, 1], [2]], False, None, "vertex 3 is in neither part"),
+        ([[], []], False, None, "vertex 0 is in neither part"),
+        (
+            [[0, 1, 2, 3], []],
+            False,
+            None,
+            "the parts have 4 and 0 vertices; their sizes must differ by at most one",
+        ),
+        (
+            [[0], [1, 2, 3]],
+            False,
+            None,
+            "the parts have 1 and 3 vertices; their sizes must differ by at most one",
+        ),
+        ([[0, 1], [2, 7]], False, None, "vertex 7 does not exist (vertices are 0 to 3)"),
+        ([[0, -1], [2, 3]], False, None, "vertex -1 does not exist (vertices are 0 to 3)"),
+        (
+            [[0, 1], [2, 3], []],
+            False,
+            None,
+            "expected two parts [[part A], [part B]], got a list of 3 items",
+        ),
+        (
+            [0, 1, 2, 3],
+            False,
+            None,
+            "expected two parts [[part A], [part B]], got a list of 4 items",
+        ),
+        ([0, 1], False, None, "expected a list for the part A, got an integer"),
+        (
+            [[0, 1.5], [2, 3]],
+            False,
+            None,
+            "expected integers in the part A, got a number with a fraction",
+        ),
+        ([[0, 1], [2, 10**30]], False, None, "integer out of range in the part B"),
+        ([[0, 1] * 500, [2, 3]], False, None, "vertex 0 listed twice in part A"),
+    ],
+)
+def test_square_verdicts(answer: list, feasible: bool, objective: int, reason: str) -> None:
+    verdict = TASK.verify(SQUARE, answer)
+    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+
+
+def test_odd_graphs_split_into_parts_differing_by_one() -> None:
+    assert TASK.verify(PATH, [[0, 1], [2, 3, 4]]).objective == 1
+    assert TASK.verify(PATH, [[2, 3, 4], [1, 0]]).objective == 1
+    assert TASK.verify(PATH, [[0, 1, 2], [3, 4]]).objective == 3
+    assert TASK.verify(PATH, [[0, 1, 2, 3], [4]]).reason == (
+        "the parts have 4 and 1 vertices; their sizes must differ by at most one"
+    )
+    reference = TASK.reference(PATH)
+    assert (reference.objective, reference.solution) == (1, [[0, 1], [2, 3, 4]])
+    assert "one part must have 2 vertices and the other 3" in TASK.prompt(PATH)
+
+
+def test_square_reference_and_rewards() -> None:
+    reference = TASK.reference(SQUARE)
+    assert reference.objective == 4
+    assert reference.proven_optimal and reference.method == "exact"
+    assert reference.solution == [[0, 1], [2, 3]]
+    assert TASK.score(SQUARE, "So: **Answer:** [[2, 3], [0, 1]].").reward == 2.0
+    assert TASK.score(SQUARE, "Answer: [[0, 2], [1, 3]]").reward == pytest.approx(1 + 4 / 12)
+    assert TASK.score(SQUARE, "Answer: [0, 1, 2, 3]").reward == -2.5
+    assert TASK.score(SQUARE, "Answer: [[0, 1], [1, 3]]").reward == -0.5
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (None, "expected a list"),
+        ([[0, 1]], "got a list of 1 items"),
+        ([[0, 1], "x"], "part B"),
+        ([[0, [1]], [2, 3]], "part A"),
+        ([[True], [0]], "part A"),
+    ],
+)
+def test_malformed_answers_are_format_errors(value: object, message: str) -> None:
+    with pytest.raises(AnswerFormatError, match=message):
+        TASK.to_solution(value)
+
+
+@st.composite
+def graphs_and_answers(draw: st.DrawFn) -> tuple[int, list[list[int]], list[int], list[int]]:
+    n = draw(st.integers(2, 8))
+    pairs = draw(st.lists(st.sampled_from(list(itertools.combinations(range(n), 2))), unique=True))
+    edges = [[u, v, draw(st.integers(1, 10))] for u, v in pairs]
+    sizes = st.sampled_from([n // 2, (n + 1) // 2]) | st.integers(0, n)
+    split = st.permutations(range(n)).flatmap(
+        lambda order: sizes.map(lambda k: (list(order[:k]), list(order[k:])))
+    )
+    loose = st.tuples(
+        st.lists(st.integers(-2, n + 1), max_size=n + 2),
+        st.lists(st.integers(-2, n + 1), max_size=n + 2),
+    )
+    part_a, part_b = draw(split | loose)
+    return n, edges, part_a, part_b
+
+
+@given(case=graphs_and_answers())
+def test_kernel_agrees_with_python_twin(case: tuple[int, list, list[int], list[int]]) -> None:
+    n, edges, part_a, part_b = case
+    kernel = check_bisection(
+        n,
+        np.array(edges, dtype=np.int64).reshape(-1, 3),
+        np.array(part_a, dtype=np.int64),
+        np.array(part_b, dtype=np.int64),
+    )
+    assert tuple(int(v) for v in kernel) == check_bisection_python(n, edges, part_a, part_b)
+
+
+def test_solvers_agree_with_brute_force_on_small_instances() -> None:
+    rng = np.random.default_rng(1)
+    for n in range(2, 13):
+        for _ in range(6):
+            weights = random_weights(rng, n)
+            optimum = brute_force(weights)
+            for incumbent in (None, naive_side(n)):  # the heuristic's start, or a poor one
+                exact = solvers.branch_and_bound(weights, incumbent)
+                assert exact.proven_optimal and exact.cut == optimum == exact.lower_bound
+                assert solvers.cut_weight(weights, exact.side) == optimum
+                assert abs(2 * int(exact.side.sum()) - n) <= 1 and exact.side[0] == 0
+            side, cut = solvers.heuristic_bisection(weights)
+            assert cut >= optimum and solvers.cut_weight(weights, side) == cut
+            assert abs(2 * int(side.sum()) - n) <= 1
+
+
+def test_reference_agrees_with_brute_force_on_generated_instances() -> None:
+    for seed in range(12):
+        n = 6 + seed
+        config = {"n_min": n, "n_max": n, "traitors": seed % 3, "double_agents": seed % 2}
+        instance = TASK.generate(seed, tier="benchmark", config=config)
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal
+        assert reference.objective == brute_force(instance.weights)
+        assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+def vectorised_brute_force(weights: np.ndarray) -> int:
+    """:func:`brute_force` for graphs up to about 22 vertices: all splits at once in numpy."""
+    n = weights.shape[0]
+    best = None
+    for size in {n // 2, (n + 1) // 2}:
+        rest = np.array(list(itertools.combinations(range(1, n), size - 1)), dtype=np.int64)
+        first = np.zeros((len(rest), n), dtype=np.int64)
+        first[:, 0] = 1
+        np.put_along_axis(first, rest.reshape(len(rest), -1), 1, axis=1)
+        cuts = ((first @ weights) * (1 - first)).sum(axis=1)
+        best = int(cuts.min()) if best is None else min(best, int(cuts.min()))
+    return best
+
+
+@pytest.mark.parametrize("tier", ["hard", "benchmark"])
+def test_reference_agrees_with_brute_force_on_larger_instances(tier: str) -> None:
+    for n in (18, 21, 22):
+        instance = TASK.generate(n, tier=tier, config={"n_min": n, "n_max": n})
+        assert vectorised_brute_force(instance.weights) == TASK.reference(instance).objective
+
+
+@pytest.mark.parametrize("node_limit", [1, 5, 50, 500])
+def test_node_limit_returns_a_valid_bound(node_limit: int) -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        weights = random_weights(rng, 14)
+        optimum = brute_force(weights)
+        result = solvers.branch_and_bound(weights, naive_side(14), node_limit)
+        assert result.lower_bound <= optimum <= result.cut
+        assert result.nodes <= node_limit
+        assert result.proven_optimal == (result.lower_bound == result.cut)
+
+
+def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
+    config = {"n_min": 60, "n_max": 60, "intra_density": 0.5, "inter_density": 0.5}
+    instance = TASK.generate(0, tier="medium", config=config)
+    reference = TASK.reference(instance, time_limit=1e-6)
+    assert not reference.proven_optimal and reference.method == "heuristic"
+    assert 0 <= reference.bound < reference.objective
+    assert reference.gap == pytest.approx(
+        (reference.objective - reference.bound) / reference.objective
+    )
+    assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30))
+def test_kernighan_lin_keeps_the_balance_and_never_worsens(seed: int, n: int) -> None:
+    rng = np.random.default_rng(seed)
+    weights = random_weights(rng, n)
+    side = np.zeros(n, dtype=np.int64)
+    side[rng.permutation(n)[: n // 2]] = 1
+    before = solvers.cut_weight(weights, side)
+    gain = solvers.kernighan_lin_pass(weights, side)
+    assert int(side.sum()) == n // 2
+    assert solvers.cut_weight(weights, side) == before - gain <= before
+
+
+def test_references_are_deterministic() -> None:
+    for tier in npgym.TIERS:
+        instance = TASK.generate(7, tier=tier)
+        first = TASK.solve(instance, exact=True, time_limit=60)
+        assert first.proven_optimal
+        assert TASK.solve(instance, exact=True, time_limit=60) == first
+        assert TASK.solve(instance, exact=False, time_limit=60) == TASK.solve(
+            instance, exact=False, time_limit=60
+        )
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_respects_the_tier(tier: str) -> None:
+    config = TASK.tiers[tier]
+    for seed in range(5):
+        instance = TASK.generate(seed, tier=tier)
+        assert config.n_min <= instance.n <= config.n_max
+        edges = instance.edge_array
+        assert edges[:, 2].min() >= 1 and edges[:, 2].max() <= NOISE[1]
+        pairs = instance.n * (instance.n - 1) // 2
+        # Two communities at intra_density hold about half the pairs' worth of that density.
+        assert 0.25 * config.intra_density < len(instance.edges) / pairs < 0.75
+
+
+def test_separated_communities_without_noise_have_a_zero_cut() -> None:
+    config = {"n_min": 20, "n_max": 20, "intra_density": 1.0, "inter_density": 0.0, "noise": 0.0}
+    instance = TASK.generate(3, tier="easy", config=config)
+    assert len(instance.edges) == 2 * 45
+    reference = TASK.reference(instance)
+    assert reference.objective == 0 and reference.proven_optimal
+
+
+def test_traitors_pull_the_optimum_away_from_the_communities() -> None:
+    base = {"n_min": 30, "n_max": 30, "noise": 0.0, "inter_density": 0.0}
+    clean = TASK.generate(5, tier="hard", config={**base, "traitors": 0})
+    rigged = TASK.generate(5, tier="hard", config={**base, "traitors": 3})
+    assert TASK.reference(clean).objective == 0
+    assert TASK.reference(rigged).objective > 0
+
+
+def test_prompt_lists_every_edge_under_both_ends() -> None:
+    instance = TASK.generate(4, tier="benchmark")
+    prompt = TASK.prompt(instance)
+    lines = dict(line.split(": ", 1) for line in prompt.splitlines() if line[:1].isdigit())
+    assert len(lines) == instance.n
+    for u, v, w in instance.edges:
+        assert f"{v}:{w}" in lines[str(u)].split() and f"{u}:{w}" in lines[str(v)].split()
+    assert f"{len(instance.edges)} edges" in prompt
+    isolated = MinBisectionInstance(n=3, edges=[[0, 1, 2]])
+    assert "\n2: none\n" in TASK.prompt(isolated)
+
+
+@pytest.mark.parametrize(
+    ("n", "edges", "message"),
+    [
+        (1, [], "greater than or equal to 2"),
+        (3, [[0, 0, 1]], "self-loop"),
+        (3, [[0, 1, 1], [1, 0, 2]], "twice"),
+        (3, [[0, 5, 1]], "outside"),
+        (3, [[-1, 2, 1]], "outside"),
+        (3, [[0, 1, 0]], "weight 0"),
+        (3, [[0, 1, -3]], "weight -3"),
+        (3, [[0, 1, 10**7]], "weights must lie in"),
+        (3, [[0, 1, 1.5]], "integer"),
+        (3, [[0, 1]], "Field required"),
+    ],
+)
+def test_bad_instances_are_rejected(n: int, edges: list, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        MinBisectionInstance(n=n, edges=edges)
+
+
+def test_config_override_and_capped_deception() -> None:
+    instance = TASK.generate(0, tier="benchmark", config={"n_min": 6, "n_max": 6, "traitors": 50})
+    assert instance.n == 6 and TASK.reference(instance).proven_optimal
+    with pytest.raises(ValueError, match="n_min"):
+        TASK.config("easy", overrides={"n_min": 40, "n_max": 30})
+    assert isinstance(TASK.config("benchmark"), MinBisectionConfig)
