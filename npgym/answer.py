@@ -41,7 +41,10 @@ _BOXED = "\\boxed{"
 _LEADING_NOISE = " \t\r\n*_`$>#"
 _FENCE_TAG = re.compile(r"[A-Za-z0-9_+-]{0,20}[ \t]*\r?\n")
 _TOKEN = re.compile(r"\s*(?:(-?[0-9]+)|([A-Za-z]+)|(\S))")
-_FLAT_INT_LIST = re.compile(r"\[\s*(?:-?[0-9]{1,18}\s*,\s*)*(?:-?[0-9]{1,18}\s*(?:,\s*)?)?\]")
+_FLAT = r"\[\s*(?:-?[0-9]{1,18}\s*,\s*)*(?:-?[0-9]{1,18}\s*(?:,\s*)?)?\]"
+_FLAT_INT_LIST = re.compile(_FLAT)
+_LIST_OF_FLAT_INT_LISTS = re.compile(rf"\[\s*(?:{_FLAT}\s*,\s*)*(?:{_FLAT}\s*(?:,\s*)?)?\]")
+_INNER_LIST = re.compile(r"\[([^\[\]]*)\]")
 _CLOSER = {"[": "]", "(": ")"}
 
 
@@ -119,17 +122,25 @@ def parse_value(segment: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:
     """
     window = segment[:max_chars]
     if window.startswith("["):
-        # Fast path for the common flat list of integers; the full parser handles the rest and
-        # produces the precise error messages.
+        # Fast paths for the common shapes, a flat list of integers and a list of such lists;
+        # the full parser handles the rest and produces the precise error messages.
         close = window.find("]")
         if close > 0 and _FLAT_INT_LIST.fullmatch(window, 0, close + 1):
-            items = window[1:close].split(",")
-            if not items[-1].strip():
-                items.pop()
-            return list(map(int, items))
+            return _int_items(window[1:close])
+        nested = _LIST_OF_FLAT_INT_LISTS.match(window)
+        if nested is not None:
+            return [_int_items(body) for body in _INNER_LIST.findall(nested.group())]
     tokens = _Tokens(window)
     value = _parse(tokens, 0, max_chars)
     return value
+
+
+def _int_items(body: str) -> list[int]:
+    """The integers of a list body already matched by ``_FLAT`` (a trailing comma allowed)."""
+    items = body.split(",")
+    if not items[-1].strip():
+        items.pop()
+    return list(map(int, items))
 
 
 def parse_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:

@@ -159,6 +159,21 @@ def test_fast_path_agrees_with_the_full_parser(items: list[int], spaces: bool) -
     assert parse_value(" " + text) == items  # the leading space skips the fast path
 
 
+@given(
+    lists=st.lists(st.lists(st.integers(-(10**18) + 1, 10**18 - 1), max_size=8), max_size=8),
+    spaces=st.booleans(),
+    trailing=st.booleans(),
+)
+def test_nested_fast_path_agrees_with_the_full_parser(
+    lists: list[list[int]], spaces: bool, trailing: bool
+) -> None:
+    separator = ", " if spaces else ","
+    inner = [("[" + separator.join(map(str, items)) + "]") for items in lists]
+    text = "[" + separator.join(inner) + ("," if trailing and lists else "") + "]"
+    assert parse_value(text) == lists
+    assert parse_value(" " + text) == lists  # the leading space skips the fast paths
+
+
 def test_extract_answer_skips_markdown_noise() -> None:
     assert extract_answer("Answer: ** `[1]`").startswith("[1]")
 

@@ -239,3 +239,17 @@ def test_score_never_raises_and_rewards_are_consistent(task_name: str, data: st.
         assert 1.0 <= score.reward <= 2.0
         assert math.isclose(score.reward, 1.0 + score.optimality)
         assert task.verify(instance, task.parse(completion)).objective == score.objective
+
+
+@pytest.mark.parametrize("task_name", TASK_NAMES)
+def test_baseline_agents_give_answers_in_the_task_shape(task_name: str) -> None:
+    task = npgym.get_task(task_name)
+    rng = np.random.default_rng(0)
+    for tier in npgym.TIERS:
+        instance = task.generate(2, tier=tier)
+        reference = task.reference(instance, exact=False)
+        greedy = task.score(instance, task.format_answer(task.greedy_solution(instance)), reference)
+        assert greedy.format_ok and greedy.feasible, greedy.reason
+        for _ in range(5):
+            answer = task.format_answer(task.random_solution(instance, rng))
+            assert task.score(instance, answer, reference).format_ok

@@ -60,6 +60,17 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(cut))
 
+    def random_solution(
+        self, instance: MinBisectionInstance, rng: np.random.Generator
+    ) -> list[list[int]]:
+        side = np.zeros(instance.n, np.int64)
+        side[rng.permutation(instance.n)[: instance.n // 2]] = 1
+        return solvers.parts(side)
+
+    def greedy_solution(self, instance: MinBisectionInstance) -> list[list[int]]:
+        side = solvers.greedy_growth(instance.weights, 0, (instance.n + 1) // 2)
+        return solvers.parts(side)
+
     def solve(self, instance: MinBisectionInstance, *, exact: bool, time_limit: float) -> Reference:
         side, cut = solvers.heuristic_bisection(instance.weights)
         if not exact:
