@@ -269,13 +269,18 @@ def bench_build(
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--split-name", default="test", show_default=True, help="verl extra_info.split.")
-def export_command(dataset: Path, fmt: str, output: Path, split_name: str) -> None:
+@click.option("--multi-turn", is_flag=True, help="verl: tool-agent rows for multi-turn repair.")
+def export_command(
+    dataset: Path, fmt: str, output: Path, split_name: str, multi_turn: bool
+) -> None:
     """Export a built DATASET folder as one file for datasets, verl or TRL."""
     from npgym.npbench.build import BuildError, read_dataset
     from npgym.npbench.export import export_rows
 
     try:
-        written = export_rows(read_dataset(dataset), fmt, output, split=split_name)
+        written = export_rows(
+            read_dataset(dataset), fmt, output, split=split_name, multi_turn=multi_turn
+        )
     except (BuildError, RecordError) as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"wrote {written} rows to {output}", err=True)

@@ -56,6 +56,12 @@ class RepairConfig(BaseModel):
     discount: float = Field(0.9, gt=0.0, le=1.0)
 
 
+def as_completion(answer: str) -> str:
+    """A tool argument as completion text: ``Answer: `` is added when no marker is there."""
+    lowered = answer.lower()
+    return answer if "answer" in lowered or "\\boxed" in answer else f"Answer: {answer}"
+
+
 @dataclass
 class Attempt:
     """One scored attempt and the feedback shown to the model."""

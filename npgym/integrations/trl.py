@@ -28,7 +28,7 @@ import numpy as np
 
 from npgym.config import TIERS
 from npgym.instance import Instance
-from npgym.multiturn import RepairConfig, RepairSession
+from npgym.multiturn import RepairConfig, RepairSession, as_completion
 from npgym.npbench.build import BuildSpec, benchmark_fingerprints, plan, run_items
 from npgym.npbench.export import chat, trl_row
 from npgym.records import make_record
@@ -300,8 +300,7 @@ class NPGymEnvironment:
             return "No problem is loaded."
         if self._session.done:
             return "No attempts left."
-        text = answer if "answer" in answer.lower() or "\\boxed" in answer else f"Answer: {answer}"
-        return self._session.submit(text).feedback
+        return self._session.submit(as_completion(answer)).feedback
 
     def get_reward(self) -> float:
         """The episode reward under the repair policy (format failure if nothing submitted)."""

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from npgym.integrations.verl import TOOL_NAME, tools_kwargs
 from npgym.records import write_jsonl
 from npgym.registry import env_id, get_task
 
@@ -39,9 +40,11 @@ def data_source(row: dict[str, Any]) -> str:
     return env_id(row["task"], tier) if tier else f"npgym/{row['task']}"
 
 
-def verl_row(row: dict[str, Any], index: int, split: str) -> dict[str, Any]:
-    """One row in verl's RL dataset layout."""
-    return {
+def verl_row(
+    row: dict[str, Any], index: int, split: str, multi_turn: bool = False
+) -> dict[str, Any]:
+    """One row in verl's RL dataset layout (with tool arguments for multi-turn repair)."""
+    converted = {
         "data_source": data_source(row),
         "prompt": chat(row["prompt"]),
         "ability": ABILITY,
@@ -57,6 +60,10 @@ def verl_row(row: dict[str, Any], index: int, split: str) -> dict[str, Any]:
             "reference": row.get("reference"),
         },
     }
+    if multi_turn:
+        converted["agent_name"] = "tool_agent"
+        converted["extra_info"] |= {"need_tools_kwargs": True, "tools_kwargs": tools_kwargs(row)}
+    return converted
 
 
 def trl_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -73,18 +80,23 @@ def trl_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def export_rows(
-    rows: Iterable[dict[str, Any]], fmt: ExportFormat, output: str | Path, split: str = "test"
+    rows: Iterable[dict[str, Any]],
+    fmt: ExportFormat,
+    output: str | Path,
+    split: str = "test",
+    multi_turn: bool = False,
 ) -> int:
     """Write ``rows`` to ``output`` in ``fmt``; return how many rows were written.
 
-    ``trl`` writes JSON lines when ``output`` ends in ``.jsonl``, parquet otherwise.
+    ``trl`` writes JSON lines when ``output`` ends in ``.jsonl``, parquet otherwise;
+    ``multi_turn`` (verl) adds the tool arguments of :mod:`npgym.integrations.verl_tool`.
     """
     rows = list(rows)
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "verl":
-        converted = [verl_row(row, index, split) for index, row in enumerate(rows)]
-        _write_parquet(converted, path, _verl_schema(rows))
+        converted = [verl_row(row, index, split, multi_turn) for index, row in enumerate(rows)]
+        _write_parquet(converted, path, _verl_schema(rows, multi_turn))
     elif fmt == "trl":
         converted = [trl_row(row) for row in rows]
         if path.suffix == ".jsonl":
@@ -135,29 +147,34 @@ def _record_schema(rows: list[dict[str, Any]]) -> pa.Schema:
     )
 
 
-def _verl_schema(rows: list[dict[str, Any]]) -> pa.Schema:
-    extra = pa.struct(
-        [
-            ("index", pa.int64()),
-            ("id", pa.string()),
-            ("split", pa.string()),
-            ("task", pa.string()),
-            ("tier", pa.string()),
-            ("category", pa.string()),
-            ("instance", pa.string()),
-            ("reference", pa.string()),
-        ]
-    )
-    reward = pa.struct([("style", pa.string()), ("ground_truth", _objective_type(rows))])
-    return pa.schema(
-        [
-            ("data_source", pa.string()),
-            ("prompt", _CHAT),
-            ("ability", pa.string()),
-            ("reward_model", reward),
-            ("extra_info", extra),
-        ]
-    )
+def _verl_schema(rows: list[dict[str, Any]], multi_turn: bool) -> pa.Schema:
+    fields = [
+        ("index", pa.int64()),
+        ("id", pa.string()),
+        ("split", pa.string()),
+        ("task", pa.string()),
+        ("tier", pa.string()),
+        ("category", pa.string()),
+        ("instance", pa.string()),
+        ("reference", pa.string()),
+    ]
+    columns = [
+        ("data_source", pa.string()),
+        ("prompt", _CHAT),
+        ("ability", pa.string()),
+        (
+            "reward_model",
+            pa.struct([("style", pa.string()), ("ground_truth", _objective_type(rows))]),
+        ),
+    ]
+    if multi_turn:
+        create = pa.struct(
+            [("task", pa.string()), ("instance", pa.string()), ("reference", pa.string())]
+        )
+        tool = pa.struct([(TOOL_NAME, pa.struct([("create_kwargs", create)]))])
+        fields += [("need_tools_kwargs", pa.bool_()), ("tools_kwargs", tool)]
+        columns.append(("agent_name", pa.string()))
+    return pa.schema([*columns, ("extra_info", pa.struct(fields))])
 
 
 def _trl_schema(rows: list[dict[str, Any]]) -> pa.Schema:

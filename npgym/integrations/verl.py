@@ -1,0 +1,124 @@
+"""verl integration: a custom reward function and a multi-turn repair tool.
+
+Reward (``reward.custom_reward_function.path=<this file>``, ``name=compute_score``) on data
+from ``npgym export --format verl``: each row's ``extra_info`` carries the instance and its
+reference, so the score needs nothing else. Every sample returns the same keys: ``score`` (the
+npgym reward), its three parts, ``feasible`` and ``ratio`` (clipped optimality).
+
+Multi-turn repair: data exported with ``--multi-turn`` selects verl's ``tool_agent`` loop and
+gives each row ``tools_kwargs`` for :class:`NPGymSubmitTool`, declared in a tool config
+(``examples/verl/tool_config.yaml``). The model calls ``submit_solution`` to get the
+verifier's feedback; the attempts are kept in the rollout's ``extra_fields`` and
+:func:`compute_score` scores the episode with the repair policy (best attempt by default),
+counting the final answer as one more attempt when the response ends with one.
+
+The tool class lives in :mod:`npgym.integrations.verl_tool` (it subclasses verl's
+``BaseTool``); this module does not import verl, so the reward function works without it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from npgym.answer import AnswerFormatError, extract_answer
+from npgym.instance import Instance
+from npgym.multiturn import RepairConfig, episode_reward
+from npgym.registry import get_task
+from npgym.results import Reference, Score
+from npgym.task import Task
+
+ATTEMPTS_FIELD = "npgym_attempts"
+"""Key of the rollout's ``extra_fields`` (merged into ``extra_info``) holding tool attempts."""
+REPAIR_FIELD = "npgym_repair"
+"""Key of the rollout's ``extra_fields`` holding the tool's :class:`RepairConfig`."""
+TOOL_NAME = "submit_solution"
+
+
+@lru_cache(maxsize=4096)
+def load_row(
+    task_name: str, instance_json: str, reference_json: str | None
+) -> tuple[Task, Instance, Reference]:
+    """The task, instance and reference of a row (cached: a batch repeats its rows)."""
+    task = get_task(task_name)
+    instance = task.from_json(instance_json)
+    if reference_json:
+        reference = Reference.model_validate_json(reference_json)
+    else:
+        reference = task.reference(instance)
+    return task, instance, reference
+
+
+def _task_name(data_source: str, extra_info: dict[str, Any]) -> str:
+    """The task of a row: ``extra_info["task"]``, else from ``npgym/<Task>-<tier>``."""
+    if extra_info.get("task"):
+        return str(extra_info["task"])
+    name = data_source.removeprefix("npgym/")
+    for tier in ("-easy", "-medium", "-hard", "-benchmark"):
+        name = name.removesuffix(tier)
+    return name
+
+
+def _parts(score: Score) -> dict[str, float]:
+    return {
+        "format_reward": score.format_reward,
+        "feasibility_reward": 0.0 if score.feasible else score.feasibility_reward,
+        "optimality_reward": score.feasibility_reward if score.feasible else 0.0,
+        "feasible": float(score.feasible),
+        "ratio": score.optimality,
+    }
+
+
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: dict[str, Any] | None = None,
+    **_: Any,
+) -> dict[str, float]:
+    """verl's reward hook: the npgym reward of a response, with its parts.
+
+    ``extra_info`` must hold the row's ``instance`` (JSON) and ideally its ``reference``
+    (JSON); ``ground_truth`` (the reference objective) is used when the reference is absent.
+    """
+    info = extra_info or {}
+    if not info.get("instance"):
+        raise ValueError(
+            "npgym rows carry the instance in extra_info['instance']: export with npgym"
+        )
+    task, instance, reference = load_row(
+        _task_name(data_source, info), info["instance"], info.get("reference")
+    )
+    target = reference if info.get("reference") or ground_truth is None else ground_truth
+    score = task.score(instance, solution_str, target)
+    attempts = info.get(ATTEMPTS_FIELD) or []
+    if not attempts:
+        return {"score": score.reward, **_parts(score)}
+    rewards = [float(attempt["reward"]) for attempt in attempts]
+    if _has_answer(solution_str):
+        rewards.append(score.reward)
+    best = max((Score(**attempt) for attempt in attempts), key=lambda s: s.reward)
+    final = best if best.reward >= score.reward else score
+    repair = RepairConfig.model_validate(info.get(REPAIR_FIELD) or {})
+    return {"score": episode_reward(rewards, repair.policy, repair.discount), **_parts(final)}
+
+
+def _has_answer(text: str) -> bool:
+    try:
+        extract_answer(text)
+    except AnswerFormatError:
+        return False
+    return True
+
+
+def tools_kwargs(row: dict[str, Any]) -> dict[str, Any]:
+    """The per-row ``tools_kwargs`` that verl hands to :class:`NPGymSubmitTool`."""
+    return {
+        TOOL_NAME: {
+            "create_kwargs": {
+                "task": row["task"],
+                "instance": row["instance"],
+                "reference": row.get("reference"),
+            }
+        }
+    }
