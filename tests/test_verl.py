@@ -173,3 +173,44 @@ def test_repair_tool_through_verls_registry(exported, tokenizer, tmp_path) -> No
 def test_compute_score_without_verl_needs_the_instance() -> None:
     with pytest.raises(ValueError, match="extra_info"):
         npgym_verl.compute_score("npgym/TSP-easy", "Answer: [0]", 10, {})
+
+
+def _launch_overrides() -> list[str]:
+    """The hydra overrides of examples/verl/run_grpo.sh, multi-turn ones included, with the
+    shell variables filled in."""
+    script = (ROOT / "examples" / "verl" / "run_grpo.sh").read_text()
+    values = {
+        '"$data/train.parquet"': "/data/train.parquet",
+        '"$data/test.parquet"': "/data/test.parquet",
+        '"$model"': "Qwen/Qwen2.5-3B-Instruct",
+        '"$reward_file"': npgym_verl.__file__,
+        '"$gpus"': "1",
+        '"$here/tool_config.yaml"': str(ROOT / "examples" / "verl" / "tool_config.yaml"),
+        '"grpo-$(basename "$model")"': "grpo-test",
+    }
+    overrides = []
+    for line in script.splitlines():
+        item = line.strip().removesuffix("\\").strip()
+        if "=" not in item or item.startswith(("#", "multi_turn=", "python3", '"$')) or " " in item:
+            continue
+        if item.split("=")[0].isidentifier() and "." not in item.split("=")[0]:
+            continue  # a shell variable, not an override
+        key, value = item.split("=", 1)
+        overrides.append(f"{key}={values.get(value, value)}")
+    return overrides
+
+
+def test_launch_script_overrides_match_verls_config() -> None:
+    from hydra import compose, initialize_config_dir
+
+    overrides = _launch_overrides()
+    assert "reward.custom_reward_function.name=compute_score" in overrides
+    assert any(
+        o.startswith("actor_rollout_ref.rollout.multi_turn.tool_config_path") for o in overrides
+    )
+    config_dir = Path(verl.__file__).parent / "trainer" / "config"
+    with initialize_config_dir(config_dir=str(config_dir), version_base=None):
+        config = compose(config_name="ppo_trainer", overrides=overrides)
+    assert config.algorithm.adv_estimator == "grpo"
+    assert config.reward.custom_reward_function.path == npgym_verl.__file__
+    assert config.actor_rollout_ref.rollout.multi_turn.enable is True
