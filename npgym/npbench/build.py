@@ -166,13 +166,14 @@ def build(
     ray_address: str | None = None,
     exclude: Iterable[str | Path] = (),
     drop_overlap: bool = False,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> BuildSummary:
     """Build (or resume) ``spec`` into ``out_dir`` and return a summary.
 
     ``exclude`` lists other built datasets (folders with a manifest) whose instances must not
     appear in this one; a training build always excludes the default NP-Bench as well. With
     ``drop_overlap`` overlapping instances are left out and reported instead of failing.
+    ``progress`` shows a progress bar with an ETA (default: when stderr is a terminal).
     """
     out = Path(out_dir)
     journal = _Journal(out / JOURNAL, spec)
@@ -182,7 +183,13 @@ def build(
     started = time.perf_counter()
     results = dict(done)
     timings = [0.0, 0.0]
-    bar = tqdm(total=len(items), initial=len(done), unit="inst", desc="build", disable=not progress)
+    bar = tqdm(
+        total=len(items),
+        initial=len(done),
+        unit="inst",
+        desc="build",
+        disable=None if progress is None else not progress,
+    )
     for result in run_items(pending, spec, workers, backend, ray_address):
         journal.append(result)
         results[result.record["id"]] = result

@@ -273,7 +273,7 @@ def plot(report: dict[str, Any], path: str | Path) -> None:
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("score")
     axes.set_title(f"NP-Bench: {report['source']}")
-    axes.legend()
+    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
