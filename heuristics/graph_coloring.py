@@ -69,6 +69,26 @@ def is_proper(adjacency: np.ndarray, colours: np.ndarray) -> bool:
 
 
 @njit
+def _most_saturated(colours: np.ndarray, saturation: np.ndarray, free_degree: np.ndarray) -> int:
+    """DSatur's choice: the uncoloured vertex with the most distinct neighbour colours, then
+    the most uncoloured neighbours, then the lowest id; -1 when all are coloured."""
+    vertex = -1
+    for candidate in range(colours.shape[0]):
+        if colours[candidate] >= 0:
+            continue
+        if (
+            vertex < 0
+            or saturation[candidate] > saturation[vertex]
+            or (
+                saturation[candidate] == saturation[vertex]
+                and free_degree[candidate] > free_degree[vertex]
+            )
+        ):
+            vertex = candidate
+    return vertex
+
+
+@njit
 def dsatur(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Greedy DSatur: colour next the vertex seeing the most colours (then the most uncoloured
     neighbours, then the lowest id) with the smallest colour its neighbours do not use."""
@@ -78,19 +98,7 @@ def dsatur(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     saturation = np.zeros(n, np.int64)
     free_degree = indptr[1:] - indptr[:-1]
     for _ in range(n):
-        vertex = -1
-        for candidate in range(n):
-            if colours[candidate] >= 0:
-                continue
-            if (
-                vertex < 0
-                or saturation[candidate] > saturation[vertex]
-                or (
-                    saturation[candidate] == saturation[vertex]
-                    and free_degree[candidate] > free_degree[vertex]
-                )
-            ):
-                vertex = candidate
+        vertex = _most_saturated(colours, saturation, free_degree)
         colour = 0
         while seen[vertex, colour] > 0:
             colour += 1
@@ -392,19 +400,7 @@ def _search(
                 depth -= 1
                 descend = 0
                 continue
-            vertex = -1
-            for candidate in range(n):
-                if colours[candidate] >= 0:
-                    continue
-                if (
-                    vertex < 0
-                    or saturation[candidate] > saturation[vertex]
-                    or (
-                        saturation[candidate] == saturation[vertex]
-                        and free_degree[candidate] > free_degree[vertex]
-                    )
-                ):
-                    vertex = candidate
+            vertex = _most_saturated(colours, saturation, free_degree)
             vertex_at[depth] = vertex
             next_colour[depth] = 0
             used_at[depth] = used
