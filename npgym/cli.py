@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from npgym.config import TIERS
+from npgym.npbench.build import benchmark_fingerprints
 from npgym.records import (
     RecordError,
     make_record,
@@ -76,7 +77,8 @@ def generate(
     """Generate COUNT instances of TASK as JSON lines (id, prompt, instance, reference...).
 
     Instance seeds are derived from (SEED, TASK, tier, index), so files built from different
-    base seeds share no instances by construction.
+    base seeds share no instances by construction; an instance that is also in NP-Bench stops
+    the run.
     """
     task = _task_or_fail(task_name)
     if tier is not None and difficulty is not None:
@@ -90,10 +92,17 @@ def generate(
     if difficulty is None:
         tier = tier or "medium"
 
+    benchmark = benchmark_fingerprints([task.name])
+
     def rows() -> Iterator[dict[str, Any]]:
         for index in tqdm(range(count), desc=f"{task.name} {label}", unit="inst", disable=None):
             instance_seed = derive_seed(seed, task.name, label, index)
             instance = task.generate(instance_seed, tier, difficulty, overrides)
+            if instance.fingerprint() in benchmark:
+                raise click.ClickException(
+                    f"instance {index} (seed {instance_seed}) is an NP-Bench instance; "
+                    "choose another --seed"
+                )
             reference = None
             if reference_mode != "none":
                 reference = task.reference(

@@ -217,7 +217,7 @@ def make_iterable_dataset(
     """An endless ``datasets.IterableDataset`` of fresh instances (set ``max_steps`` in TRL).
 
     Each row is drawn anew: a task in turn, a tier by ``mix``, a seed from the stream; nothing
-    is stored, since procedural generation is the point.
+    is stored, since procedural generation is the point. NP-Bench instances are skipped.
     """
     from datasets import IterableDataset
 
@@ -227,12 +227,16 @@ def make_iterable_dataset(
     probabilities = np.array([weights[tier] for tier in tiers], dtype=float)
     probabilities /= probabilities.sum()
 
+    benchmark = benchmark_fingerprints(names)
+
     def rows() -> Iterator[dict[str, Any]]:
         rng = np.random.default_rng(derive_seed("stream", seed))
         for index in itertools.count():
             task = get_task(names[index % len(names)])
             tier = tiers[int(rng.choice(len(tiers), p=probabilities))]
             instance = task.generate(derive_seed("stream", seed, index), tier=tier)
+            if instance.fingerprint() in benchmark:
+                continue  # never train on an NP-Bench instance
             solved = None
             if reference != "none":
                 solved = task.reference(instance, exact=reference == "exact")
