@@ -100,3 +100,14 @@ def test_env_multi_turn_ends_early_on_an_optimal_answer(case: tuple) -> None:
 def test_bad_repair_options_fail_at_make() -> None:
     with pytest.raises(ValidationError, match="max_attempts"):
         gym.make("npgym/TSP-easy", max_attempts=0)
+
+
+def test_check_env_passes_in_multi_turn_mode() -> None:
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make("npgym/Knapsack-easy", max_attempts=3, exact_reference=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
