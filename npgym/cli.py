@@ -130,12 +130,26 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
     Each row of DATA needs task and instance (and a reference, else one is computed). Each
     completion row names an id and holds ``completion`` (text) or ``completions`` (a list).
     """
+    from npgym.npbench.evaluate import (
+        CompletionsError,
+        collect_completions,
+        read_completions,
+        summarize,
+    )
+
     try:
         rows = list(read_jsonl(data))
-        answers = _completions(rows if completions is None else read_jsonl(completions))
-    except RecordError as error:
+        if completions is None:
+            inline = ((f"{data} row {row.get('id')!r}", row) for row in rows)
+            found = collect_completions(inline, skip_rows_without_text=True)
+        else:
+            found = read_completions(completions)
+    except (RecordError, CompletionsError) as error:
         raise click.ClickException(str(error)) from error
-    known = {row.get("id") for row in rows}
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    answers = found.texts
+    known = {str(row.get("id")) for row in rows}
     unknown = [identifier for identifier in answers if identifier not in known]
     if unknown:
         click.echo(f"warning: {len(unknown)} completion ids not in {data}: {unknown[:5]}", err=True)
@@ -150,7 +164,7 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
                 reference = record_reference(row)
             except RecordError as error:
                 raise click.ClickException(str(error)) from error
-            texts = answers.get(row.get("id"))
+            texts = answers.get(str(row.get("id")))
             if texts is None:
                 missing += 1
                 texts = [""]
@@ -168,7 +182,14 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
         click.echo(
             f"warning: {missing} rows had no completion; scored as format failures", err=True
         )
-    click.echo(_summary(scores), err=True)
+    if scores:
+        overall = summarize([[score] for score in scores])
+        click.echo(
+            f"{len(scores)} completions: format {overall.format_rate:.1%}, success rate "
+            f"{overall.success_rate:.1%}, average ratio {overall.average_ratio:.4f}, "
+            f"mean reward {overall.mean_reward:.4f}",
+            err=True,
+        )
 
 
 @main.group()
@@ -456,38 +477,6 @@ def _save_completions(texts: dict[str, list[str]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
         write_jsonl(({"id": key, "completions": value} for key, value in texts.items()), handle)
-
-
-def _completions(rows: Any) -> dict[Any, list[str]]:
-    """Map id -> completion texts from rows holding ``completion`` or ``completions``."""
-    answers: dict[Any, list[str]] = {}
-    for row in rows:
-        if "completions" in row:
-            texts = row["completions"]
-        elif "completion" in row:
-            texts = [row["completion"]]
-        else:
-            continue
-        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            raise RecordError(f"row {row.get('id')!r}: completions must be text")
-        if row.get("id") in answers:
-            raise RecordError(f"completion id {row.get('id')!r} appears twice")
-        answers[row.get("id")] = texts
-    return answers
-
-
-def _summary(scores: list[Score]) -> str:
-    if not scores:
-        return "no completions scored"
-    count = len(scores)
-    formatted = sum(s.format_ok for s in scores) / count
-    feasible = sum(s.feasible for s in scores) / count
-    ratio = sum(s.optimality for s in scores) / count
-    reward = sum(s.reward for s in scores) / count
-    return (
-        f"{count} completions: format {formatted:.1%}, success rate {feasible:.1%}, "
-        f"average ratio {ratio:.4f}, mean reward {reward:.4f}"
-    )
 
 
 def _task_or_fail(name: str) -> Any:

@@ -85,6 +85,18 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
+def complete_lines(path: str | Path) -> list[str]:
+    """Lines of an append-only JSON-lines file, dropping a last line cut short by a crash.
+
+    The cut line is also removed from the file, so the next append starts on a fresh line.
+    """
+    data = Path(path).read_bytes()
+    complete = data[: data.rfind(b"\n") + 1]
+    if len(complete) != len(data):
+        Path(path).write_bytes(complete)
+    return complete.decode("utf-8").splitlines()
+
+
 def write_jsonl(rows: Iterable[dict[str, Any]], handle: IO[str]) -> int:
     """Write rows as compact JSON lines; return how many were written."""
     count = 0

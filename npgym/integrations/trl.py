@@ -29,7 +29,14 @@ import numpy as np
 from npgym.config import TIERS
 from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, RepairSession, as_completion
-from npgym.npbench.build import BuildSpec, benchmark_fingerprints, plan, run_items
+from npgym.npbench.build import (
+    BuildSpec,
+    ItemResult,
+    benchmark_fingerprints,
+    check_overlap,
+    plan,
+    run_items,
+)
 from npgym.npbench.export import chat, trl_row
 from npgym.records import make_record
 from npgym.registry import get_task, list_tasks
@@ -163,7 +170,7 @@ def make_dataset(
 
     names = tuple(tasks or list_tasks())
     if curriculum is not None:
-        rows = _curriculum_rows(names, n, curriculum, seed, reference)
+        results = _curriculum(names, n, curriculum, seed, reference)
     else:
         spec = BuildSpec(
             split="train",
@@ -176,35 +183,30 @@ def make_dataset(
         items = plan(spec)
         finished = {result.record["id"]: result for result in run_items(items, spec, workers)}
         results = [finished[item.record_id] for item in items]
-        forbidden = benchmark_fingerprints(names)
-        clashes = [r.record["id"] for r in results if r.fingerprint in forbidden]
-        if clashes:
-            raise ValueError(f"{len(clashes)} training instances are in NP-Bench: {clashes[:5]}")
-        rows = [trl_row(result.record) for result in results]
+    check_overlap(results, split="train", tasks=names)
+    rows = [trl_row(result.record) for result in results]
     if environment:
         rows = [{**row, "prompt": chat(ENVIRONMENT_INSTRUCTION)} for row in rows]
     return Dataset.from_list(rows)
 
 
-def _curriculum_rows(
+def _curriculum(
     tasks: Sequence[str], n: int, ramp: tuple[float, float], seed: int, reference: str
-) -> list[dict[str, Any]]:
+) -> list[ItemResult]:
     start, end = ramp
-    forbidden = benchmark_fingerprints(tasks)
-    rows = []
+    results = []
     for index, name in itertools.product(range(n), tasks):
         task = get_task(name)
         difficulty = start + (end - start) * index / max(n - 1, 1)
         instance = task.generate(
             derive_seed("curriculum", seed, name, index), difficulty=round(difficulty, 6)
         )
-        if instance.fingerprint() in forbidden:
-            raise ValueError(f"curriculum instance {name} #{index} is in NP-Bench")
         solved = (
             None if reference == "none" else task.reference(instance, exact=reference == "exact")
         )
-        rows.append(trl_row(make_record(f"{name}-curriculum-{index:05d}", task, instance, solved)))
-    return rows
+        record = make_record(f"{name}-curriculum-{index:05d}", task, instance, solved)
+        results.append(ItemResult(record, instance.fingerprint(), 0.0, 0.0))
+    return results
 
 
 def make_iterable_dataset(

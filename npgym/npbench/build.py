@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 import npgym
 from npgym.config import TIERS
-from npgym.records import make_record, read_jsonl, write_jsonl
+from npgym.records import complete_lines, make_record, read_jsonl, write_jsonl
 from npgym.registry import get_task, list_tasks
 from npgym.seeding import derive_seed
 
@@ -199,7 +199,9 @@ def build(
     bar.close()
     journal.close()
     ordered = [results[item.record_id] for item in items]
-    kept = _check_overlap(spec, ordered, exclude, drop_overlap)
+    kept = check_overlap(
+        ordered, split=spec.split, tasks=spec.tasks, exclude=exclude, drop=drop_overlap
+    )
     manifest = write_dataset(out, kept, {"spec": spec.model_dump(mode="json")})
     journal.remove()
     return BuildSummary(
@@ -287,11 +289,7 @@ class _Journal:
             )
         done: dict[str, ItemResult] = {}
         if self.rows_path.exists():
-            data = self.rows_path.read_bytes()
-            complete = data[: data.rfind(b"\n") + 1]  # a line cut by a crash is dropped
-            if len(complete) != len(data):
-                self.rows_path.write_bytes(complete)
-            for line in complete.decode().splitlines():
+            for line in complete_lines(self.rows_path):
                 entry = json.loads(line)
                 done[entry["record"]["id"]] = ItemResult(
                     entry["record"], entry["fingerprint"], 0, 0
@@ -333,16 +331,22 @@ def load_manifest(folder: str | Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def _check_overlap(
-    spec: BuildSpec, results: list[ItemResult], exclude: Iterable[str | Path], drop: bool
+def check_overlap(
+    results: list[ItemResult],
+    *,
+    split: str,
+    tasks: Iterable[str],
+    exclude: Iterable[str | Path] = (),
+    drop: bool = False,
 ) -> list[ItemResult]:
-    """Refuse (or drop) instances that also appear in excluded datasets or twice in this one."""
+    """Refuse (or drop) instances that also appear in excluded datasets, in NP-Bench (for a
+    ``train`` split) or twice in a ``bench`` split."""
     forbidden: dict[str, str] = {}
     for folder in exclude:
         for task in load_manifest(folder)["tasks"].values():
             forbidden |= dict.fromkeys(task["fingerprints"], str(folder))
-    if spec.split == "train":
-        forbidden |= dict.fromkeys(benchmark_fingerprints(spec.tasks), "NP-Bench")
+    if split == "train":
+        forbidden |= dict.fromkeys(benchmark_fingerprints(tasks), "NP-Bench")
     seen: dict[str, str] = {}
     kept, clashes = [], []
     for result in results:
@@ -350,14 +354,14 @@ def _check_overlap(
         if source is not None:
             clashes.append(f"{result.record['id']} (also in {source})")
             continue
-        if spec.split == "bench":
+        if split == "bench":
             seen[result.fingerprint] = "this build"
         kept.append(result)
     if clashes and not drop:
         shown = ", ".join(clashes[:10]) + (" ..." if len(clashes) > 10 else "")
         raise BuildError(
             f"{len(clashes)} instances overlap with excluded data: {shown}. "
-            "Rerun with --drop-overlap to leave them out (the journal keeps the work done)."
+            "Leave them out with --drop-overlap (the journal keeps the work done)."
         )
     if clashes:
         print(f"dropped {len(clashes)} overlapping instances: {', '.join(clashes[:10])}")

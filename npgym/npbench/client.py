@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from npgym.records import complete_lines
+
 
 @dataclass
 class SamplingReport:
@@ -32,11 +34,7 @@ def _done_ids(path: Path, samples: int) -> set[str]:
     done: set[str] = set()
     if not path.exists():
         return done
-    data = path.read_bytes()
-    complete = data[: data.rfind(b"\n") + 1]
-    if len(complete) != len(data):
-        path.write_bytes(complete)
-    for line in complete.decode("utf-8").splitlines():
+    for line in complete_lines(path):
         row = json.loads(line)
         if len(row.get("completions", [])) >= samples:
             done.add(str(row["id"]))

@@ -57,25 +57,43 @@ def read_completions(path: str | Path) -> Completions:
     """
     raw = Path(path).read_text(encoding="utf-8")
     lines = raw.split("\n")
-    completions = Completions({})
-    first_line: dict[str, int] = {}
+    rows, warnings = [], []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            rows.append((f"{path}:{number}", json.loads(line)))
         except json.JSONDecodeError as error:
             if number == len(lines) and not raw.endswith("\n"):
-                completions.warnings.append(f"{path}:{number}: truncated last line ignored")
+                warnings.append(f"{path}:{number}: truncated last line ignored")
                 continue
             raise CompletionsError(f"{path}:{number}: not valid JSON ({error.msg})") from error
-        identifier, texts = _completion_row(row, f"{path}:{number}")
-        if identifier in first_line:
+    completions = collect_completions(rows)
+    completions.warnings += warnings
+    return completions
+
+
+def collect_completions(
+    rows: Iterable[tuple[str, Any]], skip_rows_without_text: bool = False
+) -> Completions:
+    """Completions from ``(where, row)`` pairs; ``where`` names the row in error messages.
+
+    With ``skip_rows_without_text`` a row holding neither ``completion`` nor ``completions``
+    is passed over (a data file whose rows only some carry answers) instead of refused.
+    """
+    completions = Completions({})
+    first: dict[str, str] = {}
+    for where, row in rows:
+        answered = isinstance(row, dict) and ("completion" in row or "completions" in row)
+        if skip_rows_without_text and not answered:
+            continue
+        identifier, texts = _completion_row(row, where)
+        if identifier in first:
             raise CompletionsError(
-                f"{path}:{number}: id {identifier!r} already given on line "
-                f"{first_line[identifier]}; put several samples in one row as completions: [...]"
+                f"{where}: id {identifier!r} already given at {first[identifier]}; "
+                "put several samples in one row as completions: [...]"
             )
-        first_line[identifier] = number
+        first[identifier] = where
         completions.texts[identifier] = texts
     return completions
 
@@ -118,7 +136,8 @@ class Metrics:
     best_ratio_at_k: dict[str, float]
 
 
-def _metrics(groups: list[list[Score]], ks: Sequence[int]) -> Metrics:
+def summarize(groups: list[list[Score]], ks: Sequence[int] = ()) -> Metrics:
+    """Metrics of instances given as their samples' scores (pass@k for each k in ``ks``)."""
     scores = [score for group in groups for score in group]
     count = len(scores) or 1
 
@@ -187,15 +206,15 @@ def evaluate(
         "source": source,
         "samples_per_instance": samples,
         "tasks": {
-            name: {"category": get_task(name).category, **asdict(_metrics(groups, ks))}
+            name: {"category": get_task(name).category, **asdict(summarize(groups, ks))}
             for name, groups in per_task.items()
         },
         "categories": {
-            name: asdict(_metrics(by_category[name], ks))
+            name: asdict(summarize(by_category[name], ks))
             for name in CATEGORIES
             if name in by_category
         },
-        "overall": asdict(_metrics([g for groups in per_task.values() for g in groups], ks)),
+        "overall": asdict(summarize([g for groups in per_task.values() for g in groups], ks)),
         "problems": {
             "missing_completions": missing,
             "unknown_ids": unknown,
