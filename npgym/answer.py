@@ -7,6 +7,12 @@ markdown emphasis and code fences; parse the first value there with a small toke
 answer's length. Anything else is a format failure, raised as :class:`AnswerFormatError`, never
 another exception.
 
+Whitespace has one meaning in every step: the characters that Python's ``\\s`` and
+``str.isspace()`` accept (ASCII blanks, the separators of categories Zs, Zl and Zp, and the control
+characters ``\\x1c``-``\\x1f`` and ``\\x85``). Integers are converted from runs of ASCII digits
+alone, never from text that still holds a separator, because ``int()`` strips a different set of
+characters than ``\\s`` matches; any other character (a Unicode digit, say) is a format failure.
+
 A parsed value is an ``int``, a word (``str``, e.g. ``Impossible``) or a list of values. The
 helpers at the end turn values (or solutions a user passes in) into the numpy arrays the
 verifiers take.
@@ -35,16 +41,25 @@ class AnswerFormatError(ValueError):
     """The completion holds no answer of the expected shape (a format failure, not a crash)."""
 
 
-_MARKER = re.compile(r"answer[*_ ]{0,4}:", re.IGNORECASE | re.ASCII)
-_MARKER_TAIL = re.compile(r"[*_ ]{0,4}:")
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""Every character the parser treats as whitespace: exactly those ``\\s`` and ``isspace()`` match
+(a test recomputes the set from the Unicode database)."""
+
+_MARKER_GAP = f"[*_{re.escape(WHITESPACE)}]{{0,4}}:"
+_MARKER = re.compile(f"answer{_MARKER_GAP}", re.IGNORECASE | re.ASCII)
+_MARKER_TAIL = re.compile(_MARKER_GAP)
 _BOXED = "\\boxed{"
-_LEADING_NOISE = " \t\r\n*_`$>#"
-_FENCE_TAG = re.compile(r"[A-Za-z0-9_+-]{0,20}[ \t]*\r?\n")
+_LEADING_NOISE = WHITESPACE + "*_`$>#"
+_FENCE_TAG = re.compile(r"[A-Za-z0-9_+-]{0,20}[^\S\n]*\n")
 _TOKEN = re.compile(r"\s*(?:(-?[0-9]+)|([A-Za-z]+)|(\S))")
 _FLAT = r"\[\s*(?:-?[0-9]{1,18}\s*,\s*)*(?:-?[0-9]{1,18}\s*(?:,\s*)?)?\]"
 _FLAT_INT_LIST = re.compile(_FLAT)
 _LIST_OF_FLAT_INT_LISTS = re.compile(rf"\[\s*(?:{_FLAT}\s*,\s*)*(?:{_FLAT}\s*(?:,\s*)?)?\]")
 _INNER_LIST = re.compile(r"\[([^\[\]]*)\]")
+_INTEGER = re.compile(r"-?[0-9]+")
 _CLOSER = {"[": "]", "(": ")"}
 
 
@@ -136,11 +151,12 @@ def parse_value(segment: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:
 
 
 def _int_items(body: str) -> list[int]:
-    """The integers of a list body already matched by ``_FLAT`` (a trailing comma allowed)."""
-    items = body.split(",")
-    if not items[-1].strip():
-        items.pop()
-    return list(map(int, items))
+    """The integers of a list body already matched by ``_FLAT`` (a trailing comma allowed).
+
+    Each integer is converted from its digits alone: the separators around it may be characters
+    that ``\\s`` matches but ``int()`` rejects (``\\x1c``-``\\x1f``).
+    """
+    return list(map(int, _INTEGER.findall(body)))
 
 
 def parse_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:

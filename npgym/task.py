@@ -8,14 +8,22 @@ difficulty, answer extraction, reward, memoised references, JSON) lives here onc
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
-from npgym.answer import AnswerFormatError, parse_answer, render_value
+from npgym.answer import (
+    AnswerFormatError,
+    extract_answer,
+    parse_answer,
+    parse_value,
+    render_value,
+)
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
 from npgym.instance import Instance
 from npgym.results import Objective, Reference, Score, Verdict
@@ -23,6 +31,13 @@ from npgym.reward import DEFAULT_REWARD, RewardConfig, Sense, clip_ratio, optima
 
 InstanceT = TypeVar("InstanceT", bound=Instance)
 ConfigT = TypeVar("ConfigT", bound=GeneratorConfig)
+
+GUARD_TRIPS: Counter[tuple[str, str]] = Counter()
+"""How often :meth:`Task.score`'s last-resort guard caught an exception, by (task, step).
+
+Always zero unless there is a bug; the test suite fails if a fuzz run ever trips it."""
+
+_log = logging.getLogger("npgym")
 
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds an exact reference solver may spend before it reports its best bound instead."""
@@ -174,39 +189,51 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         reference: Reference | Objective | None = None,
         reward: RewardConfig | None = None,
     ) -> Score:
-        """Reward a completion (text in, :class:`Score` out). Never raises on any text.
+        """Reward a completion (text in, :class:`Score` out). Never raises on any completion.
 
         ``reference`` is the reference (or its objective) to compare against; by default the
-        task's exact reference, computed once per instance.
+        task's exact reference, computed once per instance. Any input that is not text, or that
+        no step can read, is a format failure with a reason. An unexpected exception in a step is
+        a bug: the last-resort guard turns it into a format failure whose reason names the step,
+        and counts it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
         """
         weights = reward or DEFAULT_REWARD
         if reference is None:
             reference = self.reference(instance)
         reference_objective = reference.objective if isinstance(reference, Reference) else reference
-        if isinstance(completion, bytes):
-            completion = completion.decode("utf-8", errors="replace")
+        step = "extract"
         try:
-            solution = self.parse(completion)
-        except AnswerFormatError as error:
-            return _failed(weights, False, None, reference_objective, str(error))
-        verdict = self.check(instance, solution)
-        if not verdict.feasible:
-            return _failed(weights, True, verdict.objective, reference_objective, verdict.reason)
-        ratio = self.ratio(verdict.objective, reference_objective)  # type: ignore[arg-type]
-        optimality = clip_ratio(ratio)
-        feasibility_reward = weights.optimality_weight * optimality
-        return Score(
-            reward=weights.format_ok + feasibility_reward,
-            format_ok=True,
-            feasible=True,
-            objective=verdict.objective,
-            reference_objective=reference_objective,
-            ratio=ratio,
-            optimality=optimality,
-            reason="",
-            format_reward=weights.format_ok,
-            feasibility_reward=feasibility_reward,
-        )
+            if isinstance(completion, bytes):
+                completion = completion.decode("utf-8", errors="replace")
+            try:
+                segment = extract_answer(completion)
+                step = "tokenise"
+                value = parse_value(segment)
+                step = "shape"
+                solution = self.to_solution(value)
+            except AnswerFormatError as error:
+                return _failed(weights, False, None, reference_objective, str(error))
+            step = "verify"
+            verdict = self.check(instance, solution)
+            step = "reward"
+            return _reward(self, weights, verdict, reference_objective)
+        except Exception as error:  # the last-resort guard: a bug, never a model's fault
+            GUARD_TRIPS[(self.name, step)] += 1
+            _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
+            reason = f"internal error in the {step} step ({type(error).__name__}); please report"
+            return _failed(weights, False, None, reference_objective, reason)
+
+    def score_many(
+        self,
+        instance: InstanceT,
+        completions: Sequence[str],
+        reference: Reference | Objective | None = None,
+        reward: RewardConfig | None = None,
+    ) -> list[Score]:
+        """Score a group of completions of one instance (the GRPO case); never raises."""
+        if reference is None:
+            reference = self.reference(instance)
+        return [self.score(instance, text, reference, reward) for text in completions]
 
     def feedback(self, score: Score) -> str:
         """One line a model can act on: why the answer failed, or how good it was."""
@@ -218,6 +245,32 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
             return f"Feasible and optimal: {self.objective_name} {score.objective}."
         better = "lower" if self.sense == "min" else "higher"
         return f"Feasible, {self.objective_name} {score.objective}; the best known is {better}."
+
+
+def _reward(
+    task: Task[Any, Any],
+    weights: RewardConfig,
+    verdict: Verdict,
+    reference_objective: Objective | None,
+) -> Score:
+    """The score of an answer that parsed into the task's shape."""
+    if not verdict.feasible:
+        return _failed(weights, True, verdict.objective, reference_objective, verdict.reason)
+    ratio = task.ratio(verdict.objective, reference_objective)  # type: ignore[arg-type]
+    optimality = clip_ratio(ratio)
+    feasibility_reward = weights.optimality_weight * optimality
+    return Score(
+        reward=weights.format_ok + feasibility_reward,
+        format_ok=True,
+        feasible=True,
+        objective=verdict.objective,
+        reference_objective=reference_objective,
+        ratio=ratio,
+        optimality=optimality,
+        reason="",
+        format_reward=weights.format_ok,
+        feasibility_reward=feasibility_reward,
+    )
 
 
 def _failed(

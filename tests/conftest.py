@@ -47,3 +47,17 @@ settings.register_profile(
     "thorough", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=2000
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _score_guard_never_trips():
+    """Fail any test during which ``Task.score``'s last-resort guard caught an exception."""
+    from npgym.task import GUARD_TRIPS
+
+    before = GUARD_TRIPS.copy()
+    yield
+    tripped = GUARD_TRIPS - before
+    assert not tripped, f"score() guard caught a bug: {dict(tripped)} (see the npgym log)"

@@ -60,11 +60,19 @@ def _reference(reference_json: str) -> Reference:
     return Reference.model_validate_json(reference_json)
 
 
-def completion_text(completion: str | Sequence[Mapping[str, Any]]) -> str:
-    """The text of a completion: plain text, or the messages of a conversational completion."""
+def completion_text(completion: Any) -> Any:
+    """The text of a completion: plain text, or the messages of a conversational completion.
+
+    Anything else (``None``, a number, a malformed message list) is passed through unchanged,
+    and :meth:`Task.score` scores it as a format failure ("completion is not text").
+    """
     if isinstance(completion, str):
         return completion
-    return "\n".join(str(message.get("content") or "") for message in completion)
+    if isinstance(completion, Sequence) and all(
+        isinstance(message, Mapping) for message in completion
+    ):
+        return "\n".join(str(message.get("content") or "") for message in completion)
+    return completion
 
 
 def score_completions(
