@@ -28,6 +28,8 @@ TASKS: dict[str, str] = {
 
 ENV_NAMESPACE = "npgym"
 ENV_ENTRY_POINT = "npgym.env:NPGymEnv"
+CURRICULUM_ENV_ID = f"{ENV_NAMESPACE}/Curriculum"
+"""The adaptive-curriculum env (:class:`npgym.curriculum.CurriculumEnv`) over chosen tasks."""
 
 
 def list_tasks() -> list[str]:
@@ -69,3 +71,10 @@ def register_envs() -> None:
                     kwargs={"task": task, "tier": tier},
                     disable_env_checker=False,
                 )
+    if CURRICULUM_ENV_ID not in gymnasium.registry:
+        gymnasium.register(
+            id=CURRICULUM_ENV_ID,
+            entry_point="npgym.curriculum:CurriculumEnv",
+            nondeterministic=True,  # the stream follows the learner, not reset()'s seed
+            disable_env_checker=False,
+        )
