@@ -507,3 +507,41 @@ def _open_output(path: Path | None) -> Iterator[IO[str]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
         yield handle
+
+
+@main.command("serve")
+@click.argument("env_id", metavar="ENV_ID")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--max-sessions", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option("--max-attempts", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--heuristic-reference", is_flag=True, help="Skip optimality proofs (faster).")
+def serve_command(
+    env_id: str,
+    host: str,
+    port: int,
+    max_sessions: int,
+    max_attempts: int,
+    heuristic_reference: bool,
+) -> None:
+    """Serve ENV_ID (e.g. npgym/TSP-hard) as an OpenEnv environment server."""
+    try:
+        from npgym.integrations.openenv import create_server_app
+    except ImportError as error:
+        raise click.ClickException(
+            f"the OpenEnv server needs: pip install 'npgym[openenv]' ({error})"
+        ) from error
+    import gymnasium
+    import uvicorn
+
+    try:
+        app = create_server_app(
+            env_id,
+            max_sessions,
+            max_attempts=max_attempts,
+            exact_reference=not heuristic_reference,
+        )
+    except gymnasium.error.Error as error:
+        raise click.BadParameter(str(error), param_hint="ENV_ID") from error
+    click.echo(f"serving {env_id} on ws://{host}:{port}/ws ({max_sessions} sessions at most)")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
