@@ -370,8 +370,20 @@ def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | 
     help="Seconds per request.",
 )
 @click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True)
+@click.option("--system-prompt", help="System message sent before each problem.")
 @click.option("--temperature", type=float, default=0.6, show_default=True)
+@click.option("--top-p", type=click.FloatRange(0, 1), help="Nucleus sampling.")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Completion token limit.")
+@click.option("--seed", "sampling_seed", type=int, help="Sampling seed sent to the server.")
+@click.option(
+    "--extra-body",
+    help="Extra request fields as JSON (vLLM / SGLang options), e.g. '{\"top_k\": 20}'.",
+)
+@click.option(
+    "--allow-missing",
+    is_flag=True,
+    help="Exit 0 even when some instances got no answer (they are reported as missing).",
+)
 @click.option(
     "-o",
     "--output",
@@ -394,13 +406,19 @@ def eval_command(
     concurrency: int,
     timeout: float,
     max_retries: int,
+    system_prompt: str | None,
     temperature: float,
+    top_p: float | None,
     max_tokens: int | None,
+    sampling_seed: int | None,
+    extra_body: str | None,
+    allow_missing: bool,
     output: Path | None,
     compare: tuple[Path, Path] | None,
 ) -> None:
     """Score completions on a built DATASET: Success Rate and Average Ratio per task, category
     and overall; writes report.json, report.md and report.png."""
+    from npgym.npbench import client as sampler
     from npgym.npbench import evaluate as evaluation
     from npgym.npbench.build import BuildError, read_dataset
 
@@ -425,37 +443,47 @@ def eval_command(
             texts = agent_completions(rows, agent, samples=samples)
             _save_completions(texts.texts, folder / "completions.jsonl")
         else:
-            from npgym.npbench.client import sample_endpoint
-
-            sampled = folder / "completions.jsonl"
-            run = sample_endpoint(
-                rows,
-                sampled,
-                endpoint=endpoint,
-                model=model,
+            options = sampler.SamplingOptions(
+                model=str(model),
                 samples=samples,
+                system_prompt=system_prompt,
+                temperature=temperature,
+                top_p=top_p,
+                max_tokens=max_tokens,
+                seed=sampling_seed,
+                extra_body=_parse_json_object(extra_body, "--extra-body"),
                 concurrency=concurrency,
                 timeout=timeout,
                 max_retries=max_retries,
-                temperature=temperature,
-                max_tokens=max_tokens,
             )
+            sampler.check_endpoint(str(endpoint), str(model))
+            sampled = folder / "completions.jsonl"
+            run = sampler.sample_endpoint(rows, sampled, endpoint=str(endpoint), options=options)
             click.echo(
-                f"sampled {run.written} instances ({run.skipped} already done, "
-                f"{len(run.failed)} failed)",
+                f"sampled {run.written} instances ({run.skipped} already done, {run.topped_up} "
+                f"topped up, {len(run.failed)} failed after retries; {run.requests} requests, "
+                f"{run.retries} retries)",
                 err=True,
             )
             for identifier, reason in list(run.failed.items())[:5]:
-                click.echo(f"  {identifier}: {reason}", err=True)
+                click.echo(f"  missing {identifier}: {reason}", err=True)
             texts = evaluation.read_completions(sampled)
         report = evaluation.evaluate(rows, texts, source=source)
     except (BuildError, RecordError, evaluation.CompletionsError) as error:
+        raise click.ClickException(str(error)) from error
+    except (sampler.EndpointError, sampler.CompletionsFileError) as error:
         raise click.ClickException(str(error)) from error
     for warning in texts.warnings:
         click.echo(f"warning: {warning}", err=True)
     paths = evaluation.write_report(report, folder)
     click.echo(evaluation.markdown(report))
     click.echo(f"report: {', '.join(str(p) for p in paths)}", err=True)
+    missing = report["problems"]["missing_completions"]
+    if missing and not allow_missing:
+        raise click.ClickException(
+            f"{len(missing)} instances have no answer (first: {', '.join(missing[:5])}); rerun "
+            "to retry them, or pass --allow-missing to accept the report as it is"
+        )
 
 
 def _parse_mix(text: str) -> dict[str, float]:
@@ -487,14 +515,18 @@ def _task_or_fail(name: str) -> Any:
 
 
 def _parse_overrides(text: str | None) -> dict[str, Any] | None:
+    return _parse_json_object(text, "--config")
+
+
+def _parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise click.BadParameter(f"not valid JSON: {error.msg}", param_hint="--config") from error
+        raise click.BadParameter(f"not valid JSON: {error.msg}", param_hint=option) from error
     if not isinstance(value, dict):
-        raise click.BadParameter("expected a JSON object", param_hint="--config")
+        raise click.BadParameter("expected a JSON object", param_hint=option)
     return value
 
 

@@ -1,5 +1,6 @@
 """Sampling from an OpenAI-compatible endpoint: a real HTTP server on 127.0.0.1 that fails,
-rate-limits and stalls on purpose; retries, timeouts, incremental writes and resuming."""
+rate-limits, stalls and answers garbage on purpose; bounded retries, fail-fast checks, the
+journal, resuming and topping up, and the eval command's exit status."""
 
 from __future__ import annotations
 
@@ -18,10 +19,19 @@ from click.testing import CliRunner
 import npgym
 from npgym.cli import main
 from npgym.npbench.build import BuildSpec, build, read_dataset
-from npgym.npbench.client import sample_endpoint
+from npgym.npbench.client import (
+    CompletionsFileError,
+    EndpointError,
+    SamplingOptions,
+    check_endpoint,
+    read_completion_rows,
+    sample_endpoint,
+)
 from npgym.npbench.evaluate import evaluate, read_completions
 
-pytest.importorskip("openai", reason="endpoint sampling needs: pip install 'npgym[openai]'")
+pytest.importorskip("httpx", reason="endpoint sampling needs: pip install 'npgym[openai]'")
+
+MALFORMED = ("empty-choices", "html", "text", "foo", "no-message")
 
 
 class FakeChatServer(ThreadingHTTPServer):
@@ -31,7 +41,10 @@ class FakeChatServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.answers = answers
         self.faults: dict[str, list[str]] = {}  # prompt -> faults for its next requests
+        self.always: str | None = None  # a fault for every request
+        self.models_status = 200
         self.requests: Counter[str] = Counter()
+        self.bodies: list[dict] = []
 
     @property
     def url(self) -> str:
@@ -41,41 +54,46 @@ class FakeChatServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: FakeChatServer
 
+    def do_GET(self) -> None:
+        if self.path != "/v1/models":
+            self._send(404, {"error": "not found"})
+            return
+        self._send(self.server.models_status, {"object": "list", "data": [{"id": "fake"}]})
+
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        prompt = body["messages"][0]["content"]
+        self.server.bodies.append(body)
+        prompt = body["messages"][-1]["content"]
         self.server.requests[prompt] += 1
         faults = self.server.faults.get(prompt, [])
-        fault = faults.pop(0) if faults else None
+        fault = faults.pop(0) if faults else self.server.always
         if fault == "slow":
             time.sleep(1.5)
-        if fault in ("500", "429"):
-            self._send(int(fault), {"error": {"message": "try again", "type": "server_error"}})
+        if fault in ("500", "429", "400"):
+            self._send(int(fault), {"error": {"message": "no", "type": "server_error"}})
             return
-        choices = [
-            {
-                "index": i,
-                "message": {"role": "assistant", "content": self.server.answers[prompt]},
-                "finish_reason": "stop",
-            }
-            for i in range(body.get("n", 1))
-        ]
-        self._send(
-            200,
-            {
-                "id": "chatcmpl-test",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": choices,
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            },
-        )
+        if fault == "html":
+            self._raw(200, b"<html><body>Bad gateway</body></html>", "text/html")
+            return
+        if fault == "text":
+            self._raw(200, b"upstream timed out", "text/plain")
+            return
+        if fault == "foo":
+            self._send(200, {"foo": 1})
+            return
+        message = {"role": "assistant", "content": self.server.answers[prompt]}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        if fault == "no-message":
+            choice.pop("message")
+        choices = [] if fault == "empty-choices" else [choice] * body.get("n", 1)
+        self._send(200, {"id": "x", "object": "chat.completion", "choices": choices})
 
     def _send(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
+        self._raw(status, json.dumps(payload).encode(), "application/json")
+
+    def _raw(self, status: int, data: bytes, kind: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         with contextlib.suppress(BrokenPipeError):  # the client gave up on a slow answer
@@ -108,30 +126,148 @@ def server(dataset: Path) -> Iterator[FakeChatServer]:
     fake.server_close()
 
 
+def _options(**changes: object) -> SamplingOptions:
+    defaults: dict[str, object] = {"model": "fake", "timeout": 1.0, "backoff": 0.01}
+    return SamplingOptions(**{**defaults, **changes})  # type: ignore[arg-type]
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 def test_retries_timeouts_and_resume(dataset: Path, server: FakeChatServer, tmp_path: Path) -> None:
     rows = list(read_dataset(dataset))
     prompts = [row["prompt"] for row in rows]
     server.faults = {prompts[0]: ["500"], prompts[1]: ["429", "slow"], prompts[2]: ["500"] * 9}
     output = tmp_path / "completions.jsonl"
-    options = {"endpoint": server.url, "model": "fake", "samples": 2, "timeout": 1.0}
 
-    first = sample_endpoint(rows, output, max_retries=2, concurrency=2, **options)
+    options = _options(samples=2, max_retries=2, concurrency=2)
+    first = sample_endpoint(rows, output, endpoint=server.url, options=options, progress=False)
     assert (first.written, first.skipped) == (2, 0)
     assert list(first.failed) == [rows[2]["id"]]
     assert server.requests[prompts[0]] == 2  # one 500, then success
     assert server.requests[prompts[1]] == 3  # a 429, a timeout, then success
+    assert server.requests[prompts[2]] == 3  # bounded: 1 try + 2 retries
     saved = read_completions(output)
     assert set(saved.texts) == {rows[0]["id"], rows[1]["id"]}
     assert all(len(texts) == 2 for texts in saved.texts.values())
 
     server.faults = {}
     before = server.requests.copy()
-    second = sample_endpoint(rows, output, max_retries=2, **options)
+    second = sample_endpoint(rows, output, endpoint=server.url, options=options, progress=False)
     assert (second.written, second.skipped, second.failed) == (1, 2, {})
     assert server.requests[prompts[0]] == before[prompts[0]]  # done ids are not asked again
     report = evaluate(rows, read_completions(output), source="fake")
     assert report["overall"]["success_rate"] == 1.0
-    assert report["overall"]["pass_at_k"]["2"] == 1.0
+
+
+@pytest.mark.parametrize("fault", MALFORMED)
+def test_malformed_answers_are_retried_then_missing(
+    dataset: Path, server: FakeChatServer, tmp_path: Path, fault: str
+) -> None:
+    rows = list(read_dataset(dataset))
+    server.always = fault
+    output = tmp_path / "completions.jsonl"
+    started = time.monotonic()
+    run = sample_endpoint(
+        rows, output, endpoint=server.url, options=_options(max_retries=3), progress=False
+    )
+    assert time.monotonic() - started < 30
+    assert run.written == 0 and sorted(run.failed) == sorted(row["id"] for row in rows)
+    assert run.requests == 3 * 4  # every loop is bounded: 1 try + 3 retries per instance
+    assert read_completion_rows(output) == {}  # a failed request is never an answer
+
+
+def test_a_fatal_client_error_is_not_retried(
+    dataset: Path, server: FakeChatServer, tmp_path: Path
+) -> None:
+    rows = list(read_dataset(dataset))
+    server.always = "400"
+    run = sample_endpoint(
+        rows, tmp_path / "c.jsonl", endpoint=server.url, options=_options(), progress=False
+    )
+    assert run.requests == 3 and len(run.failed) == 3
+    assert all("HTTP 400" in reason for reason in run.failed.values())
+
+
+def test_a_larger_samples_tops_up_without_a_second_row(
+    dataset: Path, server: FakeChatServer, tmp_path: Path
+) -> None:
+    rows = list(read_dataset(dataset))
+    output = tmp_path / "completions.jsonl"
+    sample_endpoint(rows, output, endpoint=server.url, options=_options(), progress=False)
+    more = sample_endpoint(
+        rows, output, endpoint=server.url, options=_options(samples=3), progress=False
+    )
+    assert (more.topped_up, more.written) == (3, 3)
+    saved = _lines(output)
+    assert [row["id"] for row in saved] == [row["id"] for row in rows]
+    assert all(len(row["completions"]) == 3 for row in saved)
+    assert {len(body["messages"]) for body in server.bodies} == {1}
+    assert [body["n"] for body in server.bodies[-3:]] == [2, 2, 2]
+
+
+def test_a_journal_left_by_a_crash_is_merged_once(
+    dataset: Path, server: FakeChatServer, tmp_path: Path
+) -> None:
+    rows = list(read_dataset(dataset))
+    output = tmp_path / "completions.jsonl"
+    journal = tmp_path / "completions.jsonl.journal"
+    first = rows[0]["id"]
+    journal.write_text(json.dumps({"id": first, "completions": ["Answer: [0]"]}) + '\n{"id": "cu')
+    run = sample_endpoint(rows, output, endpoint=server.url, options=_options(), progress=False)
+    assert (run.skipped, run.written) == (1, 2)
+    assert not journal.exists()
+    saved = {row["id"]: row["completions"] for row in _lines(output)}
+    assert saved[first] == ["Answer: [0]"] and len(saved) == 3
+
+
+def test_a_corrupted_line_names_its_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "completions.jsonl"
+    path.write_text(
+        '{"id": "a", "completions": ["x"]}\n{not json\n{"id": "b", "completions": []}\n'
+    )
+    with pytest.raises(CompletionsFileError, match=r"completions.jsonl:2: not a completions row"):
+        read_completion_rows(path)
+
+
+def test_sampling_options_reach_the_server(
+    dataset: Path, server: FakeChatServer, tmp_path: Path
+) -> None:
+    rows = list(read_dataset(dataset))[:1]
+    options = _options(
+        system_prompt="Be brief.", top_p=0.9, seed=7, max_tokens=64, extra_body={"top_k": 20}
+    )
+    sample_endpoint(rows, tmp_path / "c.jsonl", endpoint=server.url, options=options)
+    body = server.bodies[-1]
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert (body["top_p"], body["seed"], body["max_tokens"], body["top_k"]) == (0.9, 7, 64, 20)
+
+
+def test_preflight_fails_fast(server: FakeChatServer) -> None:
+    check_endpoint(server.url, "fake")
+    with pytest.raises(EndpointError, match="not served"):
+        check_endpoint(server.url, "other-model")
+    with pytest.raises(EndpointError, match="HTTP 404"):
+        check_endpoint(server.url.removesuffix("/v1") + "/wrong", "fake")
+    server.models_status = 401
+    with pytest.raises(EndpointError, match="refused the API key"):
+        check_endpoint(server.url, "fake")
+    with socket_closed() as url, pytest.raises(EndpointError, match="cannot reach"):
+        check_endpoint(url, "fake", timeout=2)
+    with pytest.raises(EndpointError, match="cannot reach"):
+        check_endpoint("http://no-such-host.invalid/v1", "fake", timeout=5)
+
+
+@contextlib.contextmanager
+def socket_closed() -> Iterator[str]:
+    """A URL on 127.0.0.1 where nothing listens (connection refused)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    yield f"http://127.0.0.1:{port}/v1"
 
 
 def test_eval_command_with_endpoint(dataset: Path, server: FakeChatServer) -> None:
@@ -141,3 +277,27 @@ def test_eval_command_with_endpoint(dataset: Path, server: FakeChatServer) -> No
     assert result.exit_code == 0, result.output
     assert "| TSP | 3 | 1.000 | 1.000 |" in result.output
     assert (dataset / "eval-fake" / "completions.jsonl").exists()
+
+
+def test_eval_fails_loudly_before_writing_anything(dataset: Path, server: FakeChatServer) -> None:
+    with socket_closed() as url:
+        result = CliRunner().invoke(main, ["eval", str(dataset), "--endpoint", url, "--model", "m"])
+    assert result.exit_code != 0 and "cannot reach" in result.output
+    assert not (dataset / "eval-m").exists()
+    unknown = ["eval", str(dataset), "--endpoint", server.url, "--model", "nope"]
+    result = CliRunner().invoke(main, unknown)
+    assert result.exit_code != 0 and "not served" in result.output
+    assert not (dataset / "eval-nope").exists()
+
+
+def test_eval_exits_non_zero_on_missing_answers(dataset: Path, server: FakeChatServer) -> None:
+    prompts = [row["prompt"] for row in read_dataset(dataset)]
+    server.faults = {prompts[0]: ["500"] * 20}
+    command = ["eval", str(dataset), "--endpoint", server.url, "--model", "fake"]
+    command += ["--max-retries", "1", "--timeout", "5"]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code != 0
+    assert "1 instances have no answer" in result.output
+    server.faults = {prompts[0]: ["500"] * 20}
+    allowed = CliRunner().invoke(main, [*command, "--allow-missing"])
+    assert allowed.exit_code == 0, allowed.output

@@ -1,9 +1,21 @@
 """Sample completions from any OpenAI-compatible chat endpoint (vLLM, SGLang, OpenAI...).
 
-Requests run with bounded concurrency; each one has a timeout and is retried with exponential
-backoff on connection errors, timeouts, 429 and 5xx answers (the ``openai`` client does this).
-Every finished instance is appended to the output file at once and flushed to disk, so a crash
-loses nothing, and a rerun skips the ids already there.
+The sampler trusts nothing the server says:
+
+- :func:`check_endpoint` runs first and fails fast, before any work is written, on a refused
+  connection, a DNS failure, HTTP 401/403/404, a body that is not an OpenAI model list, or a
+  model the server does not serve;
+- every request has a timeout, and every retry loop is bounded: a transport error, HTTP 429 or
+  5xx, or a malformed 200 (an HTML or plain-text body, JSON without ``choices``, an empty
+  ``choices`` list, a choice without a message) is retried with exponential backoff, at most
+  ``max_retries`` times per instance; then the instance is recorded as *missing*, never as an
+  answer. Other 4xx answers (a prompt too long, say) are not retried;
+- answers go to an append-only journal (``<output>.journal``) as they arrive, flushed and
+  fsynced, so a crash or ``kill -9`` loses nothing; the run ends by merging the journal into
+  ``output`` (one row per id, written atomically). A rerun merges any journal left behind, skips
+  ids that have their samples and tops up ids that have fewer (a larger ``--samples``): it never
+  writes a second row for an id;
+- a corrupted line names its file and line number.
 """
 
 from __future__ import annotations
@@ -11,95 +23,279 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npgym.progress import Progress
 from npgym.records import complete_lines
+
+JOURNAL_SUFFIX = ".journal"
+BACKOFF_CAP_SECONDS = 30.0
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+class EndpointError(RuntimeError):
+    """The endpoint cannot serve this run (said before any request for an answer)."""
+
+
+class CompletionsFileError(ValueError):
+    """A completions file or journal that cannot be read back (names the file and line)."""
+
+
+class _RetryableError(Exception):
+    """A failed request that another try may fix."""
+
+
+class _FatalError(Exception):
+    """A failed request that retrying will not fix (a 4xx other than 408/409/425/429)."""
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    """What to ask the model, and how hard to try."""
+
+    model: str
+    samples: int = 1
+    system_prompt: str | None = None
+    temperature: float | None = 0.6
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    extra_body: Mapping[str, Any] | None = None
+    """Extra request fields (vLLM / SGLang sampling options such as ``top_k``)."""
+    concurrency: int = 8
+    timeout: float = 600.0
+    max_retries: int = 4
+    backoff: float = 1.0
+    """Seconds before the first retry; doubled each time, capped at 30 s."""
+
+    def payload(self, prompt: str, count: int) -> dict[str, Any]:
+        """The chat-completions request body for ``count`` samples of ``prompt``."""
+        messages = [{"role": "user", "content": prompt}]
+        if self.system_prompt:
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "n": count}
+        for name in ("temperature", "top_p", "max_tokens", "seed"):
+            value = getattr(self, name)
+            if value is not None:
+                body[name] = value
+        body.update(self.extra_body or {})
+        return body
 
 
 @dataclass
 class SamplingReport:
-    """How a sampling run went."""
+    """How a sampling run went: ``failed`` maps each missing id to its last error."""
 
     requested: int
     skipped: int
     written: int
-    failed: dict[str, str]
+    topped_up: int
+    failed: dict[str, str] = field(default_factory=dict)
+    requests: int = 0
+    retries: int = 0
 
 
-def _done_ids(path: Path, samples: int) -> set[str]:
-    """Ids already holding ``samples`` completions in ``path`` (a cut last line is ignored)."""
-    done: set[str] = set()
+def _headers(api_key: str | None) -> dict[str, str]:
+    key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+    return {"Authorization": f"Bearer {key}"}
+
+
+def check_endpoint(
+    endpoint: str, model: str, api_key: str | None = None, timeout: float = 15.0
+) -> None:
+    """Raise :class:`EndpointError` unless ``endpoint`` answers ``/models`` and serves ``model``."""
+    import httpx
+
+    url = endpoint.rstrip("/") + "/models"
+    try:
+        response = httpx.get(url, headers=_headers(api_key), timeout=timeout)
+    except httpx.HTTPError as error:
+        raise EndpointError(f"cannot reach {endpoint}: {type(error).__name__}: {error}") from error
+    if response.status_code in (401, 403):
+        raise EndpointError(
+            f"{endpoint} refused the API key (HTTP {response.status_code}): set OPENAI_API_KEY"
+        )
+    if response.status_code == 404:
+        raise EndpointError(
+            f"{url} was not found (HTTP 404): the base URL of an OpenAI-compatible server "
+            "usually ends in /v1"
+        )
+    if response.status_code != 200:
+        raise EndpointError(f"{url} answered HTTP {response.status_code}")
+    try:
+        served = [str(entry["id"]) for entry in response.json()["data"]]
+    except (ValueError, KeyError, TypeError) as error:
+        raise EndpointError(f"{url} did not answer an OpenAI model list") from error
+    if model not in served:
+        listed = ", ".join(served[:10]) or "none"
+        raise EndpointError(f"model {model!r} is not served at {endpoint} (it serves: {listed})")
+
+
+def _texts(response: Any) -> list[str]:
+    """The completion texts of a chat-completions response; raises on any malformed answer."""
+    if response.status_code in RETRYABLE_STATUS or response.status_code >= 500:
+        raise _RetryableError(f"HTTP {response.status_code}")
+    if response.status_code != 200:
+        raise _FatalError(f"HTTP {response.status_code}: {response.text[:200]}")
+    try:
+        body = response.json()
+    except ValueError as error:
+        kind = response.headers.get("content-type", "unknown")
+        raise _RetryableError(f"answer is not JSON (content-type {kind})") from error
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise _RetryableError("answer has no choices")
+    texts = []
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content", "") if isinstance(message, dict) else None
+        if content is not None and not isinstance(content, str):
+            raise _RetryableError("a choice's message content is not text")
+        if message is None:
+            raise _RetryableError("a choice has no message")
+        texts.append(content or "")
+    return texts
+
+
+def read_completion_rows(path: Path) -> dict[str, list[str]]:
+    """``id -> completions`` of a completions file or journal (rows of one id are joined).
+
+    A last line cut short by a crash is dropped; any other unreadable line is an error that
+    names the file and the line.
+    """
+    merged: dict[str, list[str]] = {}
     if not path.exists():
-        return done
-    for line in complete_lines(path):
-        row = json.loads(line)
-        if len(row.get("completions", [])) >= samples:
-            done.add(str(row["id"]))
-    return done
+        return merged
+    for number, line in enumerate(complete_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            identifier = str(row["id"])
+            texts = row["completions"] if "completions" in row else [row["completion"]]
+        except (ValueError, KeyError, TypeError) as error:
+            raise CompletionsFileError(
+                f"{path}:{number}: not a completions row ({type(error).__name__}: {error}); "
+                "fix or delete that line"
+            ) from error
+        if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+            raise CompletionsFileError(f"{path}:{number}: completions must be a list of strings")
+        merged.setdefault(identifier, []).extend(texts)
+    return merged
+
+
+def _compact(output: Path, journal: Path, order: list[str]) -> dict[str, list[str]]:
+    """Merge the journal into ``output`` (one row per id, atomically) and remove the journal."""
+    merged = read_completion_rows(output)
+    for identifier, texts in read_completion_rows(journal).items():
+        merged.setdefault(identifier, []).extend(texts)
+    if journal.exists() or not output.exists():
+        ranked = {identifier: index for index, identifier in enumerate(order)}
+        ids = sorted(merged, key=lambda key: (ranked.get(key, len(ranked)), key))
+        temporary = output.with_name(output.name + ".tmp")
+        with open(temporary, "w", encoding="utf-8") as handle:
+            for identifier in ids:
+                row = {"id": identifier, "completions": merged[identifier]}
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, output)
+        journal.unlink(missing_ok=True)
+    return merged
 
 
 def sample_endpoint(
-    rows: Iterable[dict[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     output: str | Path,
     *,
     endpoint: str,
-    model: str,
-    samples: int = 1,
-    concurrency: int = 8,
-    timeout: float = 600.0,
-    max_retries: int = 4,
-    temperature: float = 0.6,
-    max_tokens: int | None = None,
+    options: SamplingOptions,
     api_key: str | None = None,
+    progress: bool = True,
 ) -> SamplingReport:
-    """Ask ``model`` at ``endpoint`` (``http://host:port/v1``) for every row's prompt."""
-    try:
-        import openai
-    except ImportError as error:
-        raise RuntimeError(
-            'sampling from an endpoint needs: pip install "npgym[openai]"'
-        ) from error
+    """Ask the model for ``options.samples`` completions of every row's ``prompt``.
+
+    Call :func:`check_endpoint` first to fail fast. Ids that already have their samples in
+    ``output`` are skipped; ids with fewer get the rest.
+    """
+    import httpx
+
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
+    journal = path.with_name(path.name + JOURNAL_SUFFIX)
     rows = list(rows)
-    done = _done_ids(path, samples)
-    todo = [row for row in rows if str(row["id"]) not in done]
-    client = openai.AsyncOpenAI(
-        base_url=endpoint,
-        api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
-        timeout=timeout,
-        max_retries=max_retries,
+    order = [str(row["id"]) for row in rows]
+    existing = _compact(path, journal, order)
+    needs = {
+        str(row["id"]): options.samples - len(existing.get(str(row["id"]), []))
+        for row in rows
+        if len(existing.get(str(row["id"]), [])) < options.samples
+    }
+    todo = [row for row in rows if str(row["id"]) in needs]
+    report = SamplingReport(
+        requested=len(rows),
+        skipped=len(rows) - len(todo),
+        written=0,
+        topped_up=sum(1 for row in todo if str(row["id"]) in existing),
     )
-    failed: dict[str, str] = {}
+    url = endpoint.rstrip("/") + "/chat/completions"
 
-    async def ask(row: dict[str, Any], gate: asyncio.Semaphore, handle: Any) -> None:
+    async def ask(
+        client: httpx.AsyncClient, row: Mapping[str, Any], count: int, meter: Progress
+    ) -> list[str]:
         texts: list[str] = []
-        async with gate:
+        failures = 0
+        while len(texts) < count:
+            report.requests += 1
             try:
-                while len(texts) < samples:
-                    response = await client.chat.completions.create(
-                        model=model,
-                        messages=[{"role": "user", "content": row["prompt"]}],
-                        n=samples - len(texts),
-                        temperature=temperature,
-                        max_tokens=max_tokens,
-                    )
-                    texts += [choice.message.content or "" for choice in response.choices]
-            except openai.OpenAIError as error:
-                failed[str(row["id"])] = f"{type(error).__name__}: {error}"[:300]
-                return
-        handle.write(json.dumps({"id": row["id"], "completions": texts[:samples]}) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+                response = await client.post(
+                    url, json=options.payload(str(row["prompt"]), count - len(texts))
+                )
+                texts += _texts(response)[: count - len(texts)]
+            except (httpx.TimeoutException, httpx.TransportError, _RetryableError) as error:
+                failures += 1
+                if failures > options.max_retries:
+                    raise _FatalError(f"{type(error).__name__}: {error}"[:300]) from error
+                report.retries += 1
+                meter.update(retrying=1)
+                await asyncio.sleep(min(options.backoff * 2 ** (failures - 1), BACKOFF_CAP_SECONDS))
+                meter.update(retrying=-1)
+        return texts
 
     async def run() -> None:
-        gate = asyncio.Semaphore(concurrency)
-        with open(path, "a", encoding="utf-8") as handle:
-            await asyncio.gather(*(ask(row, gate, handle) for row in todo))
-        await client.close()
+        gate = asyncio.Semaphore(options.concurrency)
+        timeout = httpx.Timeout(options.timeout, connect=min(options.timeout, 30.0))
+        limits = httpx.Limits(max_connections=options.concurrency)
+        with (
+            Progress(len(todo), "sampling", enabled=progress) as meter,
+            open(journal, "a", encoding="utf-8") as handle,
+        ):
+            async with httpx.AsyncClient(
+                headers=_headers(api_key), timeout=timeout, limits=limits
+            ) as client:
 
-    asyncio.run(run())
-    return SamplingReport(len(rows), len(rows) - len(todo), len(todo) - len(failed), failed)
+                async def one(row: Mapping[str, Any]) -> None:
+                    identifier = str(row["id"])
+                    async with gate:
+                        try:
+                            texts = await ask(client, row, needs[identifier], meter)
+                        except _FatalError as error:
+                            report.failed[identifier] = str(error)
+                            meter.update(failed=1)
+                            return
+                    line = json.dumps({"id": identifier, "completions": texts}, ensure_ascii=False)
+                    handle.write(line + "\n")
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                    report.written += 1
+                    meter.update(done=1)
+
+                await asyncio.gather(*(one(row) for row in todo))
+
+    if todo:
+        asyncio.run(run())
+    _compact(path, journal, order)
+    return report
