@@ -301,3 +301,32 @@ def test_eval_exits_non_zero_on_missing_answers(dataset: Path, server: FakeChatS
     server.faults = {prompts[0]: ["500"] * 20}
     allowed = CliRunner().invoke(main, [*command, "--allow-missing"])
     assert allowed.exit_code == 0, allowed.output
+
+
+def test_sigkill_mid_run_then_rerun_answers_every_instance_once(
+    dataset: Path, server: FakeChatServer
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    server.always = "slow"
+    folder = dataset / "eval-fake"
+    journal = folder / "completions.jsonl.journal"
+    command = [sys.executable, "-m", "npgym", "eval", str(dataset), "--endpoint", server.url]
+    command += ["--model", "fake", "--concurrency", "1", "--timeout", "10", "--samples", "2"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (journal.exists() and journal.read_text().count("\n") >= 1):
+        assert time.monotonic() < deadline and process.poll() is None, "eval never answered"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    server.always = None
+    rerun = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    saved = _lines(folder / "completions.jsonl")
+    ids = [row["id"] for row in read_dataset(dataset)]
+    assert [row["id"] for row in saved] == ids
+    assert all(len(row["completions"]) == 2 for row in saved)
+    assert not journal.exists()
