@@ -19,7 +19,7 @@ MAX_VERTICES = 5000
 class GraphInstance(Instance):
     """A graph with vertices ``0..n-1`` and undirected ``edges``."""
 
-    n: int = Field(ge=1, le=MAX_VERTICES)
+    n: Int = Field(ge=1, le=MAX_VERTICES)
     edges: tuple[tuple[Int, Int], ...]
 
     canonical_fields: ClassVar[tuple[str, ...]] = ("n", "edges")

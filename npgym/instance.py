@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict
 Int = Annotated[int, Strict()]
 """An integer field that rejects bools, floats and numeric strings when read back from JSON."""
 NonNegInt = Annotated[int, Strict(), Field(ge=0)]
+FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+"""A float field that rejects NaN, infinities and numeric strings (JSON integers are fine)."""
 
 T = TypeVar("T")
 
@@ -32,7 +34,7 @@ class Instance(BaseModel):
     task: str
     tier: str | None = None
     seed: NonNegInt | None = None
-    difficulty: float | None = None
+    difficulty: FiniteFloat | None = None
     config: dict[str, Any] | None = None
 
     _cache: dict[str, Any] = PrivateAttr(default_factory=dict)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import ClassVar, Literal
 
-from pydantic import model_validator
+from pydantic import StrictBool, model_validator
 
 from npgym.graphs import GraphInstance
 from npgym.instance import Int
@@ -24,7 +24,7 @@ class HamiltonianCycleInstance(GraphInstance):
     """
 
     task: Literal["HamiltonianCycle"] = "HamiltonianCycle"
-    hamiltonian: bool | None = None
+    hamiltonian: StrictBool | None = None
     structure: Structure | None = None
     planted_cycle: tuple[Int, ...] | None = None
 

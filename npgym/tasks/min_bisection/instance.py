@@ -21,7 +21,7 @@ class MinBisectionInstance(Instance):
     """
 
     task: Literal["MinBisection"] = "MinBisection"
-    n: int = Field(ge=2, le=MAX_VERTICES)
+    n: Int = Field(ge=2, le=MAX_VERTICES)
     edges: tuple[tuple[Int, Int, Int], ...]
 
     canonical_fields: ClassVar[tuple[str, ...]] = ("n", "edges")
