@@ -3,6 +3,8 @@
 ``import npgym`` registers every task and tier with gymnasium as ``npgym/<Task>-<tier>``.
 """
 
+from typing import Any
+
 from npgym.answer import AnswerFormatError
 from npgym.config import TIERS
 from npgym.instance import Instance
@@ -12,6 +14,15 @@ from npgym.reward import RewardConfig
 from npgym.task import Task
 
 __version__ = "0.1.0"
+
+
+def load_environment(**env_args: Any) -> Any:
+    """The ``verifiers`` environment entry (``vf-eval npgym -a '{"task": "TSP"}'``); see
+    :mod:`npgym.integrations.verifiers` (``pip install "npgym[verifiers]"``)."""
+    from npgym.integrations.verifiers import load_environment as load
+
+    return load(**env_args)
+
 
 __all__ = [
     "TIERS",
@@ -26,6 +37,7 @@ __all__ = [
     "env_id",
     "get_task",
     "list_tasks",
+    "load_environment",
 ]
 
 register_envs()

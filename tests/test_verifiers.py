@@ -1,0 +1,139 @@
+"""The verifiers environment, run through verifiers' own ``vf-eval`` against a local fake
+OpenAI-compatible server: its rewards must equal ``task.score`` (and the repair episode's)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import npgym
+from npgym.integrations.trl import make_dataset
+
+pytest.importorskip(
+    "verifiers", reason="the verifiers environment needs: pip install 'npgym[verifiers]'"
+)
+
+TASK = npgym.get_task("Knapsack")
+ENV_ARGS = {"task": "Knapsack", "tier": "easy", "n": 3, "reference": "heuristic"}
+WRONG = "Let me try.\nAnswer: [0, 0]"
+
+
+def _optimal_answers() -> dict[str, str]:
+    """The optimal answer for each prompt of the environment's rows."""
+    rows = make_dataset(["Knapsack"], n=3, mix={"easy": 1.0}, reference="heuristic")
+    return {
+        row["prompt"][0]["content"]: TASK.format_answer(json.loads(row["reference"])["solution"])
+        for row in rows
+    }
+
+
+class FakeServer(ThreadingHTTPServer):
+    """Chat completions: the first answer to a problem is ``first``, any later one optimal."""
+
+    def __init__(self, first: str | None) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.optimal = _optimal_answers()
+        self.first = first
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FakeServer
+
+    def do_GET(self) -> None:
+        self._send({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        users = [m for m in body["messages"] if m["role"] == "user"]
+        problem = users[0]["content"]
+        answer = self.server.optimal[problem]
+        if len(users) == 1 and self.server.first is not None:
+            answer = self.server.first
+        message = {"role": "assistant", "content": answer}
+        choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        self._send(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [choice],
+                "usage": usage,
+            }
+        )
+
+    def _send(self, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+def _serve(first: str | None) -> Iterator[FakeServer]:
+    server = FakeServer(first)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def wrong_then_right() -> Iterator[FakeServer]:
+    yield from _serve(WRONG)
+
+
+def _vf_eval(server: FakeServer, env_args: dict, output: Path) -> list[dict]:
+    vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).parent / "vf-eval")
+    command = [vf_eval, "npgym", "-a", json.dumps(env_args), "-m", "fake", "-b", server.url]
+    command += ["-k", "NPGYM_FAKE_KEY", "-n", "3", "-r", "1", "-s", "-d", "-o", str(output)]
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"NPGYM_FAKE_KEY": "x", "PATH": str(Path(sys.executable).parent)},
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    files = sorted(output.rglob("results.jsonl"))
+    assert files, f"vf-eval saved no results under {output}: {result.stdout[-2000:]}"
+    return [json.loads(line) for line in files[-1].read_text().splitlines()]
+
+
+def test_single_turn_rewards_equal_task_score(wrong_then_right: FakeServer, tmp_path: Path) -> None:
+    results = _vf_eval(wrong_then_right, ENV_ARGS, tmp_path / "single")
+    assert len(results) == 3
+    for result in results:
+        instance = TASK.from_json(result["info"]["instance"])
+        reference = TASK.reference(instance, exact=False)
+        expected = TASK.score(instance, WRONG, reference)
+        assert result["reward"] == expected.reward == -0.5
+        assert result["feasible"] == 0.0 and result["format_ok"] == 1.0
+
+
+@pytest.mark.slow
+def test_multi_turn_repair_reaches_the_optimum(
+    wrong_then_right: FakeServer, tmp_path: Path
+) -> None:
+    results = _vf_eval(wrong_then_right, {**ENV_ARGS, "max_attempts": 3}, tmp_path / "multi")
+    assert len(results) == 3
+    for result in results:
+        assert result["reward"] == 2.0
+        assert result["ratio"] == 1.0
