@@ -66,9 +66,13 @@ def test_instances_never_repeat_and_never_come_from_np_bench() -> None:
 
 def test_an_exhausted_frontier_fails_loudly() -> None:
     curriculum = AdaptiveCurriculum(["MaxClique"], start=0.0)
-    with pytest.raises(CurriculumError, match="gave no new instance"):
+
+    def exhaust() -> None:
         for _ in range(5000):
             curriculum.next()
+
+    with pytest.raises(CurriculumError, match="gave no new instance"):
+        exhaust()
 
 
 def test_a_frontier_at_the_benchmark_never_issues_np_bench_instances() -> None:
