@@ -6,7 +6,7 @@
 from npgym.answer import AnswerFormatError
 from npgym.config import TIERS
 from npgym.instance import Instance
-from npgym.registry import env_id, get_task, list_tasks, register_envs
+from npgym.registry import env_id, get_task, list_tasks, register_envs, register_task
 from npgym.results import Reference, Score, Verdict
 from npgym.reward import RewardConfig
 from npgym.task import Task
@@ -26,6 +26,7 @@ __all__ = [
     "env_id",
     "get_task",
     "list_tasks",
+    "register_task",
 ]
 
 register_envs()

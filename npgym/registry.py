@@ -1,13 +1,16 @@
 """The task registry and the gymnasium ids ``npgym/<Task>-<tier>``.
 
 Adding a task is one line in :data:`TASKS`: the name and where its class lives. Task modules
-are imported on first use, so ``import npgym`` stays cheap.
+are imported on first use, so ``import npgym`` stays cheap. Tasks in other packages join with
+:func:`register_task` or an ``npgym.tasks`` entry point.
 """
 
 from __future__ import annotations
 
 import importlib
 from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
 
 from npgym.config import TIERS
 from npgym.task import Task
@@ -28,6 +31,8 @@ TASKS: dict[str, str] = {
 
 ENV_NAMESPACE = "npgym"
 ENV_ENTRY_POINT = "npgym.env:NPGymEnv"
+ENTRY_POINT_GROUP = "npgym.tasks"
+"""Entry-point group through which installed packages add tasks."""
 
 
 def list_tasks() -> list[str]:
@@ -55,10 +60,52 @@ def env_id(task: str, tier: str) -> str:
     return f"{ENV_NAMESPACE}/{task}-{tier}"
 
 
+def register_task(task_class: type[Task[Any, Any]] | str, name: str | None = None) -> str:
+    """Register a task from another package and its gymnasium ids; returns its name.
+
+    ``task_class`` is the class or its import path ``"package.module:Class"``; the task is
+    imported on first use by that path, so the class must live at module level. ``name``
+    defaults to the class's ``name``. Registering the same path again does nothing; another
+    path under a taken name is an error. Packages can instead declare an entry point in the
+    ``npgym.tasks`` group (``MaxCut = "my_package.max_cut:MaxCutTask"``): ``import npgym``
+    registers those.
+    """
+    if isinstance(task_class, str):
+        path = task_class
+        module_name, _, class_name = path.partition(":")
+        task_class = getattr(importlib.import_module(module_name), class_name, None)
+        if not (isinstance(task_class, type) and issubclass(task_class, Task)):
+            raise TypeError(f"{path} is not an npgym.Task subclass")
+    else:
+        if not (isinstance(task_class, type) and issubclass(task_class, Task)):
+            raise TypeError(f"register_task needs an npgym.Task subclass, got {task_class!r}")
+        path = f"{task_class.__module__}:{task_class.__qualname__}"
+        module_name, _, class_name = path.partition(":")
+        importable = getattr(importlib.import_module(module_name), class_name, None)
+        if importable is not task_class:
+            raise ValueError(f"{task_class.__qualname__} must be a module-level class ({path})")
+    name = name or getattr(task_class, "name", None)
+    if not name:
+        raise ValueError(f"{path} sets no task name")
+    if TASKS.get(name, path) != path:
+        raise ValueError(f"task name {name!r} is taken by {TASKS[name]}")
+    TASKS[name] = path
+    register_envs()
+    return name
+
+
+def _register_entry_points() -> None:
+    """Add the tasks that installed packages declare in the ``npgym.tasks`` entry-point group
+    (names only: each is imported on first use)."""
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        TASKS.setdefault(entry_point.name, entry_point.value)
+
+
 def register_envs() -> None:
     """Register every task x tier with gymnasium (idempotent)."""
     import gymnasium
 
+    _register_entry_points()
     for task in TASKS:
         for tier in TIERS:
             identifier = env_id(task, tier)
