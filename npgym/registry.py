@@ -71,27 +71,31 @@ def register_task(task_class: type[Task[Any, Any]] | str, name: str | None = Non
     registers those.
     """
     if isinstance(task_class, str):
-        path = task_class
-        module_name, _, class_name = path.partition(":")
-        task_class = getattr(importlib.import_module(module_name), class_name, None)
+        path, task_class = task_class, _import(task_class)
         if not (isinstance(task_class, type) and issubclass(task_class, Task)):
             raise TypeError(f"{path} is not an npgym.Task subclass")
     else:
         if not (isinstance(task_class, type) and issubclass(task_class, Task)):
             raise TypeError(f"register_task needs an npgym.Task subclass, got {task_class!r}")
         path = f"{task_class.__module__}:{task_class.__qualname__}"
-        module_name, _, class_name = path.partition(":")
-        importable = getattr(importlib.import_module(module_name), class_name, None)
-        if importable is not task_class:
+        if _import(path) is not task_class:
             raise ValueError(f"{task_class.__qualname__} must be a module-level class ({path})")
     name = name or getattr(task_class, "name", None)
     if not name:
         raise ValueError(f"{path} sets no task name")
-    if TASKS.get(name, path) != path:
-        raise ValueError(f"task name {name!r} is taken by {TASKS[name]}")
-    TASKS[name] = path
+    taken = TASKS.get(name)
+    if taken is None:
+        TASKS[name] = path
+    elif taken != path and _import(taken) is not task_class:
+        raise ValueError(f"task name {name!r} is taken by {taken}")
     register_envs()
     return name
+
+
+def _import(path: str) -> Any:
+    """The object at ``module:name`` (``None`` when the module lacks it)."""
+    module_name, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module_name), attribute, None)
 
 
 def _register_entry_points() -> None:

@@ -1,7 +1,7 @@
 """Register the MaxCut plug-in, play one episode and run npgym's contract checks on it.
 
-    python examples/plugin_task/demo.py            # every tier
-    python examples/plugin_task/demo.py --smoke    # the easy tier only (CPU, seconds)
+python examples/plugin_task/demo.py            # every tier
+python examples/plugin_task/demo.py --smoke    # the easy tier only (CPU, seconds)
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import gymnasium as gym
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # not needed once pip-installed
 
-import npgym  # noqa: E402
-from npgym.testing import check_task  # noqa: E402
-from npgym_maxcut import MaxCutTask  # noqa: E402
+from npgym_maxcut import MaxCutTask
+
+import npgym
+from npgym.testing import check_task
 
 
 def main() -> None:

@@ -1,0 +1,132 @@
+"""Plug-in tasks: the MaxCut example registers with one call and passes ``check_task``; the
+contract checks catch a broken task."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import npgym
+from npgym import registry, testing
+from npgym.results import Verdict
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "plugin_task"
+
+
+@pytest.fixture
+def maxcut(monkeypatch: pytest.MonkeyPatch) -> Iterator[type]:
+    """The example's task class; the registry and gymnasium's ids are restored afterwards, so
+    that other tests see only the project's tasks."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    from npgym_maxcut import MaxCutTask
+
+    tasks, ids = dict(registry.TASKS), set(gym.registry)
+    yield MaxCutTask
+    registry.TASKS.clear()
+    registry.TASKS.update(tasks)
+    registry._load.cache_clear()
+    for identifier in set(gym.registry) - ids:
+        del gym.registry[identifier]
+
+
+def test_plugin_registers_with_one_call_and_passes_check_task(maxcut: type) -> None:
+    assert npgym.register_task(maxcut) == "MaxCut"
+    assert "MaxCut" in npgym.list_tasks()
+    assert isinstance(npgym.get_task("maxcut"), maxcut)
+    env = gym.make("npgym/MaxCut-hard")
+    prompt, info = env.reset(seed=3)
+    assert prompt == npgym.get_task("MaxCut").prompt(info["instance"])
+    testing.check_task(maxcut)
+
+
+def test_register_task_is_idempotent_and_refuses_clashes(maxcut: type) -> None:
+    assert npgym.register_task("npgym_maxcut:MaxCutTask") == "MaxCut"
+    assert npgym.register_task(maxcut) == "MaxCut"
+    with pytest.raises(ValueError, match=r"taken by npgym\.tasks\.tsp:TSPTask"):
+        npgym.register_task(maxcut, name="TSP")
+    with pytest.raises(TypeError, match="Task subclass"):
+        npgym.register_task(dict)
+    with pytest.raises(TypeError, match=r"not an npgym\.Task subclass"):
+        npgym.register_task("npgym_maxcut.task:reason")
+
+    class Local(maxcut):
+        name = "LocalMaxCut"
+
+    with pytest.raises(ValueError, match="module-level class"):
+        npgym.register_task(Local)
+
+
+def test_entry_point_registers_the_task(maxcut: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    entry_point = EntryPoint("MaxCut", "npgym_maxcut:MaxCutTask", registry.ENTRY_POINT_GROUP)
+
+    def fake_entry_points(group: str) -> list[EntryPoint]:
+        return [entry_point] if group == registry.ENTRY_POINT_GROUP else []
+
+    monkeypatch.setattr(registry, "entry_points", fake_entry_points)
+    npgym.register_envs()
+    assert npgym.list_tasks()[-1] == "MaxCut"
+    _, info = gym.make("npgym/MaxCut-easy").reset(seed=0)
+    assert isinstance(npgym.get_task("MaxCut"), maxcut)
+    assert info["reference"].proven_optimal
+
+
+def _lying_twin(maxcut: type) -> Any:
+    class LyingTwin(maxcut):
+        """Its twin counts one edge too many on every feasible answer."""
+
+        def check_python(self, instance: Any, solution: np.ndarray) -> Verdict:
+            verdict = super().check_python(instance, solution)
+            return Verdict(True, verdict.objective + 1) if verdict.feasible else verdict
+
+    return LyingTwin()
+
+
+def test_check_task_reports_a_twin_that_disagrees(maxcut: type) -> None:
+    with pytest.raises(testing.ContractError, match=r"check gives .* check_python gives"):
+        testing.check_verifier_twin(_lying_twin(maxcut), "easy")
+    npgym.register_task(maxcut)
+    with pytest.raises(testing.ContractError) as failure:
+        testing.check_task(_lying_twin(maxcut), tiers=["easy"])
+    assert "1 contract check:" in str(failure.value)
+    assert "check_verifier_twin[easy]" in str(failure.value)
+
+
+def test_check_task_asks_for_a_missing_twin(maxcut: type) -> None:
+    class NoTwin(maxcut):
+        check_python = npgym.Task.check_python
+
+    with pytest.raises(testing.ContractError, match="implement check_python"):
+        testing.check_verifier_twin(NoTwin(), "easy")
+
+
+def test_check_task_reports_an_unregistered_task(maxcut: type) -> None:
+    with pytest.raises(testing.ContractError, match="npgym/MaxCut-easy is not registered"):
+        testing.check_registration(maxcut())
+
+
+def test_golden_file_shows_a_diff_and_checks_the_pinned_answer(
+    maxcut: type, tmp_path: Path
+) -> None:
+    task, path = maxcut(), tmp_path / "easy.txt"
+    text = testing.golden_text(task, "easy")
+    path.write_text(text)
+    testing.check_golden(task, "easy", path)
+    assert testing.golden_digest(text) == text.splitlines()[1].split()[2]
+    prompt_line = "Split the vertices into two sides"
+    path.write_text(text.replace(prompt_line, "Cut the graph in two", 1))
+    with pytest.raises(testing.ContractError, match=r"(?s)generation changed.*\n-Cut.*\n\+Split"):
+        testing.check_golden(task, "easy", path)
+    answer = text.split("\nAnswer: ", 1)[1].split("\n", 1)[0]
+    path.write_text(text.replace(f"\nAnswer: {answer}\n", "\nAnswer: []\n", 1))
+    with pytest.raises(testing.ContractError, match="pinned answer scores"):
+        testing.check_golden(task, "easy", path)
+    objective = text.split("objective: ", 1)[1].split("\n", 1)[0]
+    path.write_text(text.replace(f"objective: {objective}", "objective: 999", 1))
+    with pytest.raises(testing.ContractError, match="pinned objective 999"):
+        testing.check_golden(task, "easy", path)
