@@ -185,7 +185,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     # --- scoring ------------------------------------------------------------------------------
 
     def ratio(self, objective: Objective, reference_objective: Objective | None) -> float:
-        """Unclipped optimality ratio of a feasible answer (TASKS.md, ``R_optimal``)."""
+        """Unclipped optimality ratio of a feasible answer (docs/contract.md, "Reward")."""
         if reference_objective is None:
             raise ValueError(f"{self.name} reference has no objective")
         return optimality_ratio(objective, reference_objective, self.sense)
