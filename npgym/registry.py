@@ -8,6 +8,7 @@ are imported on first use, so ``import npgym`` stays cheap. Tasks in other packa
 from __future__ import annotations
 
 import importlib
+import warnings
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
@@ -60,13 +61,13 @@ def env_id(task: str, tier: str) -> str:
     return f"{ENV_NAMESPACE}/{task}-{tier}"
 
 
-def register_task(task_class: type[Task[Any, Any]] | str, name: str | None = None) -> str:
+def register_task(task_class: type[Task[Any, Any]] | str) -> str:
     """Register a task from another package and its gymnasium ids; returns its name.
 
     ``task_class`` is the class or its import path ``"package.module:Class"``; the task is
-    imported on first use by that path, so the class must live at module level. ``name``
-    defaults to the class's ``name``. Registering the same path again does nothing; another
-    path under a taken name is an error. Packages can instead declare an entry point in the
+    imported on first use by that path, so the class must live at module level. It registers
+    under its ``name``. Registering the same class again does nothing; another class under a
+    taken name is an error. Packages can instead declare an entry point in the
     ``npgym.tasks`` group (``MaxCut = "my_package.max_cut:MaxCutTask"``): ``import npgym``
     registers those.
     """
@@ -80,8 +81,8 @@ def register_task(task_class: type[Task[Any, Any]] | str, name: str | None = Non
         path = f"{task_class.__module__}:{task_class.__qualname__}"
         if _import(path) is not task_class:
             raise ValueError(f"{task_class.__qualname__} must be a module-level class ({path})")
-    name = name or getattr(task_class, "name", None)
-    if not name:
+    name = getattr(task_class, "name", None)
+    if not isinstance(name, str) or not name:
         raise ValueError(f"{path} sets no task name")
     taken = TASKS.get(name)
     if taken is None:
@@ -102,7 +103,13 @@ def _register_entry_points() -> None:
     """Add the tasks that installed packages declare in the ``npgym.tasks`` entry-point group
     (names only: each is imported on first use)."""
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        TASKS.setdefault(entry_point.name, entry_point.value)
+        taken = TASKS.setdefault(entry_point.name, entry_point.value)
+        if taken != entry_point.value:
+            warnings.warn(
+                f"npgym.tasks entry point {entry_point.value} ignored: the name "
+                f"{entry_point.name!r} is taken by {taken}",
+                stacklevel=2,
+            )
 
 
 def register_envs() -> None:

@@ -3,8 +3,10 @@ contract checks catch a broken task."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +50,9 @@ def test_plugin_registers_with_one_call_and_passes_check_task(maxcut: type) -> N
 def test_register_task_is_idempotent_and_refuses_clashes(maxcut: type) -> None:
     assert npgym.register_task("npgym_maxcut:MaxCutTask") == "MaxCut"
     assert npgym.register_task(maxcut) == "MaxCut"
+    registry.TASKS["MaxCut"] = "npgym.tasks.tsp:TSPTask"
     with pytest.raises(ValueError, match=r"taken by npgym\.tasks\.tsp:TSPTask"):
-        npgym.register_task(maxcut, name="TSP")
+        npgym.register_task(maxcut)
     with pytest.raises(TypeError, match="Task subclass"):
         npgym.register_task(dict)
     with pytest.raises(TypeError, match=r"not an npgym\.Task subclass"):
@@ -62,18 +65,47 @@ def test_register_task_is_idempotent_and_refuses_clashes(maxcut: type) -> None:
         npgym.register_task(Local)
 
 
-def test_entry_point_registers_the_task(maxcut: type, monkeypatch: pytest.MonkeyPatch) -> None:
-    entry_point = EntryPoint("MaxCut", "npgym_maxcut:MaxCutTask", registry.ENTRY_POINT_GROUP)
+def test_entry_point_registers_the_task(tmp_path: Path) -> None:
+    """An installed package's ``npgym.tasks`` entry point (here a dist-info folder on the path,
+    as pip would write it) registers the task on ``import npgym``."""
+    dist_info = tmp_path / "npgym_maxcut-0.1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: npgym-maxcut\nVersion: 0.1.0\n"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        f"[{registry.ENTRY_POINT_GROUP}]\nMaxCut = npgym_maxcut:MaxCutTask\n"
+    )
+    script = (
+        "import gymnasium as gym, npgym; "
+        "assert npgym.list_tasks()[-1] == 'MaxCut', npgym.list_tasks(); "
+        "_, info = gym.make('npgym/MaxCut-easy').reset(seed=0); "
+        "print(type(npgym.get_task('MaxCut')).__module__, info['reference'].proven_optimal)"
+    )
+    path = os.pathsep.join([str(tmp_path), str(EXAMPLE), *sys.path])
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["npgym_maxcut.task", "True"]
 
-    def fake_entry_points(group: str) -> list[EntryPoint]:
-        return [entry_point] if group == registry.ENTRY_POINT_GROUP else []
 
-    monkeypatch.setattr(registry, "entry_points", fake_entry_points)
-    npgym.register_envs()
-    assert npgym.list_tasks()[-1] == "MaxCut"
-    _, info = gym.make("npgym/MaxCut-easy").reset(seed=0)
-    assert isinstance(npgym.get_task("MaxCut"), maxcut)
-    assert info["reference"].proven_optimal
+def test_example_smoke_mode_runs() -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE / "demo.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "-> reward 2.0" in result.stdout
+    assert "meets the npgym contract" in result.stdout
 
 
 def _lying_twin(maxcut: type) -> Any:
