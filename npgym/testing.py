@@ -107,7 +107,12 @@ def check_registration(task: Task[Any, Any]) -> None:
     for attribute in ("name", "category", "sense", "objective_name", "instance_type", "tiers"):
         _expect(hasattr(task, attribute), f"{type(task).__name__} does not set {attribute}")
     _expect(task.sense in ("min", "max"), f"{task.name}: sense must be min or max")
-    _expect(isinstance(task.category, str) and task.category, f"{task.name}: no category")
+    from npgym.npbench.evaluate import CATEGORIES
+
+    _expect(
+        task.category in CATEGORIES,
+        f"{task.name}: category {task.category!r} is none of the NP-Bench categories {CATEGORIES}",
+    )
     _expect(
         set(task.tiers) == set(TIERS),
         f"{task.name}: tier presets {sorted(task.tiers)} must be exactly {list(TIERS)}",
