@@ -327,7 +327,7 @@ def check_baselines(task: Task[Any, Any]) -> None:
 def check_verifier_twin(task: Task[Any, Any], tier: str, samples: int = 60, seed: int = 0) -> None:
     """The numba verifier and its pure-Python twin (:meth:`Task.check_python`) give the same
     verdict (feasibility, objective and reason) on random, greedy and reference solutions and
-    on random small edits of them (a value changed, repeated or dropped)."""
+    on random small edits of them (an item changed, repeated or dropped)."""
     rng = np.random.default_rng(seed)
     instance = task.generate(seed, tier=tier)
     candidates = [task.greedy_solution(instance), task.reference(instance, exact=False).solution]
@@ -354,25 +354,26 @@ def check_verifier_twin(task: Task[Any, Any], tier: str, samples: int = 60, seed
 
 
 def _mutate(solution: Any, rng: np.random.Generator) -> Any:
-    """A copy of a (nested list) solution with one integer changed, repeated or dropped."""
+    """A copy of a (nested list) solution with one item changed, repeated or dropped; a change
+    inside a nested list edits that list in turn."""
     if isinstance(solution, np.ndarray):
         solution = solution.tolist()
     if not isinstance(solution, (list, tuple)):
         return solution
     items = list(solution)
-    if items and any(isinstance(item, (list, tuple, np.ndarray)) for item in items):
-        position = int(rng.integers(len(items)))
-        items[position] = _mutate(items[position], rng)
-        return items
-    size = max(len(items), 2)
-    edit = int(rng.integers(3)) if items else 0
+    if not items:
+        return [int(rng.integers(-1, 3))]
+    position, edit = int(rng.integers(len(items))), int(rng.integers(3))
     if edit == 0:
-        value = int(rng.integers(-1, 2 * size + 2))
-        items.insert(int(rng.integers(len(items) + 1)), value)
+        item = items[position]
+        nested = isinstance(item, (list, tuple, np.ndarray))
+        items[position] = (
+            _mutate(item, rng) if nested else int(rng.integers(-1, 2 * len(items) + 2))
+        )
     elif edit == 1:
-        items.append(items[int(rng.integers(len(items)))])
+        items.append(items[position])
     else:
-        del items[int(rng.integers(len(items)))]
+        del items[position]
     return items
 
 
