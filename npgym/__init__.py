@@ -8,7 +8,7 @@ from typing import Any
 from npgym.answer import AnswerFormatError
 from npgym.config import TIERS
 from npgym.instance import Instance
-from npgym.registry import env_id, get_task, list_tasks, register_envs
+from npgym.registry import env_id, get_task, list_tasks, register_envs, register_task
 from npgym.results import Reference, Score, Verdict
 from npgym.reward import RewardConfig
 from npgym.task import Task
@@ -38,6 +38,7 @@ __all__ = [
     "get_task",
     "list_tasks",
     "load_environment",
+    "register_task",
 ]
 
 register_envs()

@@ -1,6 +1,6 @@
 """Answer extraction: find the model's final answer in hostile text and tokenise it safely.
 
-The rules (TASKS.md, "Answer extraction"): take the text after the *last* ``Answer:`` marker, or
+The rules (docs/contract.md, "Answers"): take the text after the *last* ``Answer:`` marker, or
 the content of a final ``\\boxed{...}`` when that comes later; ignore surrounding whitespace,
 markdown emphasis and code fences; parse the first value there with a small tokenizer (no
 ``eval``, no ``json``/``ast``, no regex that can backtrack catastrophically) and a hard cap on the

@@ -40,7 +40,7 @@ class Instance(BaseModel):
     _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     canonical_fields: ClassVar[tuple[str, ...]] = ()
-    """The task's data fields that TASKS.md names as the export contract."""
+    """The task's data fields that docs/tasks.md names as the export contract."""
     meta_fields: ClassVar[tuple[str, ...]] = ()
     """Task fields that describe the generator's construction (a planted solution, a label)
     rather than the problem; like :data:`META_FIELDS` they stay out of :meth:`fingerprint`."""

@@ -1,13 +1,17 @@
 """The task registry and the gymnasium ids ``npgym/<Task>-<tier>``.
 
 Adding a task is one line in :data:`TASKS`: the name and where its class lives. Task modules
-are imported on first use, so ``import npgym`` stays cheap.
+are imported on first use, so ``import npgym`` stays cheap. Tasks in other packages join with
+:func:`register_task` or an ``npgym.tasks`` entry point.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
 
 from npgym.config import TIERS
 from npgym.task import Task
@@ -30,6 +34,8 @@ ENV_NAMESPACE = "npgym"
 ENV_ENTRY_POINT = "npgym.env:NPGymEnv"
 CURRICULUM_ENV_ID = f"{ENV_NAMESPACE}/Curriculum"
 """The adaptive-curriculum env (:class:`npgym.curriculum.CurriculumEnv`) over chosen tasks."""
+ENTRY_POINT_GROUP = "npgym.tasks"
+"""Entry-point group through which installed packages add tasks."""
 
 
 def list_tasks() -> list[str]:
@@ -57,10 +63,62 @@ def env_id(task: str, tier: str) -> str:
     return f"{ENV_NAMESPACE}/{task}-{tier}"
 
 
+def register_task(task_class: type[Task[Any, Any]] | str) -> str:
+    """Register a task from another package and its gymnasium ids; returns its name.
+
+    ``task_class`` is the class or its import path ``"package.module:Class"``; the task is
+    imported on first use by that path, so the class must live at module level. It registers
+    under its ``name``. Registering the same class again does nothing; another class under a
+    taken name is an error. Packages can instead declare an entry point in the
+    ``npgym.tasks`` group (``MaxCut = "my_package.max_cut:MaxCutTask"``): ``import npgym``
+    registers those.
+    """
+    if isinstance(task_class, str):
+        path, task_class = task_class, _import(task_class)
+        if not (isinstance(task_class, type) and issubclass(task_class, Task)):
+            raise TypeError(f"{path} is not an npgym.Task subclass")
+    else:
+        if not (isinstance(task_class, type) and issubclass(task_class, Task)):
+            raise TypeError(f"register_task needs an npgym.Task subclass, got {task_class!r}")
+        path = f"{task_class.__module__}:{task_class.__qualname__}"
+        if _import(path) is not task_class:
+            raise ValueError(f"{task_class.__qualname__} must be a module-level class ({path})")
+    name = getattr(task_class, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{path} sets no task name")
+    taken = TASKS.get(name)
+    if taken is None:
+        TASKS[name] = path
+    elif taken != path and _import(taken) is not task_class:
+        raise ValueError(f"task name {name!r} is taken by {taken}")
+    register_envs()
+    return name
+
+
+def _import(path: str) -> Any:
+    """The object at ``module:name`` (``None`` when the module lacks it)."""
+    module_name, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module_name), attribute, None)
+
+
+def _register_entry_points() -> None:
+    """Add the tasks that installed packages declare in the ``npgym.tasks`` entry-point group
+    (names only: each is imported on first use)."""
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        taken = TASKS.setdefault(entry_point.name, entry_point.value)
+        if taken != entry_point.value:
+            warnings.warn(
+                f"npgym.tasks entry point {entry_point.value} ignored: the name "
+                f"{entry_point.name!r} is taken by {taken}",
+                stacklevel=2,
+            )
+
+
 def register_envs() -> None:
     """Register every task x tier with gymnasium (idempotent)."""
     import gymnasium
 
+    _register_entry_points()
     for task in TASKS:
         for tier in TIERS:
             identifier = env_id(task, tier)

@@ -43,7 +43,7 @@ class Reference(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class Score:
-    """A completion's reward and the verdict behind it (TASKS.md, "Reward").
+    """A completion's reward and the verdict behind it (docs/contract.md, "Reward").
 
     ``ratio`` is the unclipped optimality ratio (objective vs. reference, >1 when the answer beats
     the reference), ``None`` unless the answer is feasible; ``optimality`` is that ratio clipped to

@@ -13,7 +13,7 @@ Sense = Literal["min", "max"]
 
 
 class RewardConfig(BaseModel):
-    """Reward weights (TASKS.md, "Reward"); the defaults are the published ones.
+    """Reward weights (docs/contract.md, "Reward"); the defaults are the published ones.
 
     A parsed answer earns ``format_ok``, an unparseable one ``format_fail``. A feasible answer
     then earns ``optimality_weight`` times its clipped optimality ratio; an infeasible one (or one

@@ -128,6 +128,14 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     def check(self, instance: InstanceT, solution: Any) -> Verdict:
         """Feasibility and objective of a solution already in the task's shape."""
 
+    def check_python(self, instance: InstanceT, solution: Any) -> Verdict:
+        """The verdict of the verifier's pure-Python twin, which must equal :meth:`check`'s.
+
+        :func:`npgym.testing.check_task` compares the two on random solutions; a task whose
+        verifier has no twin leaves this unimplemented, and the check says so.
+        """
+        raise NotImplementedError(f"{self.name} has no pure-Python twin of its verifier")
+
     def parse(self, completion: str) -> Any:
         """The solution in a model's completion; raises :class:`AnswerFormatError`."""
         return self.to_solution(parse_answer(completion))
@@ -177,7 +185,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     # --- scoring ------------------------------------------------------------------------------
 
     def ratio(self, objective: Objective, reference_objective: Objective | None) -> float:
-        """Unclipped optimality ratio of a feasible answer (TASKS.md, ``R_optimal``)."""
+        """Unclipped optimality ratio of a feasible answer (docs/contract.md, "Reward")."""
         if reference_objective is None:
             raise ValueError(f"{self.name} reference has no objective")
         return optimality_ratio(objective, reference_objective, self.sense)

@@ -1,4 +1,4 @@
-"""Answer extraction and tokenising: the rules of TASKS.md, hostile input, bounded time."""
+"""Answer extraction and tokenising: the rules of docs/contract.md, hostile input, bounded time."""
 
 from __future__ import annotations
 

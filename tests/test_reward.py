@@ -1,4 +1,4 @@
-"""Reward arithmetic (TASKS.md, "Reward")."""
+"""Reward arithmetic (docs/contract.md, "Reward")."""
 
 from __future__ import annotations
 

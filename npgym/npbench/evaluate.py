@@ -1,6 +1,6 @@
 """Evaluate completions on a built dataset: NP-Bench metrics, reports, plots, comparisons.
 
-Metrics (TASKS.md, "Metrics"), over every sample of every instance:
+Metrics (docs/contract.md, "Metrics"), over every sample of every instance:
 
 - Success Rate: share of feasible answers (each sample counts; with k samples this is not
   pass@k, the published mislabelling).

@@ -12,7 +12,12 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.graph_coloring import generator, prompt
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
-from npgym.tasks.graph_coloring.verifier import OK, check_colouring, reason
+from npgym.tasks.graph_coloring.verifier import (
+    OK,
+    check_colouring,
+    check_colouring_python,
+    reason,
+)
 
 
 class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfig]):
@@ -53,6 +58,14 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         if code != OK:
             return Verdict(False, None, reason(code, a, b, c, instance.n))
         return Verdict(True, int(used))
+
+    def check_python(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, c, used = check_colouring_python(
+            instance.n, list(instance.edges), solution.tolist()
+        )
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, c, instance.n))
+        return Verdict(True, used)
 
     def random_solution(
         self, instance: GraphColoringInstance, rng: np.random.Generator

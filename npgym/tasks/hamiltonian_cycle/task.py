@@ -12,7 +12,7 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.hamiltonian_cycle import generator, prompt
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
-from npgym.tasks.hamiltonian_cycle.verifier import OK, check_cycle, reason
+from npgym.tasks.hamiltonian_cycle.verifier import OK, check_cycle, check_cycle_python, reason
 
 
 class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianCycleConfig]):
@@ -54,6 +54,12 @@ class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianC
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(length))
+
+    def check_python(self, instance: HamiltonianCycleInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, length = check_cycle_python(instance.adjacency.tolist(), solution.tolist())
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, length)
 
     def random_solution(
         self, instance: HamiltonianCycleInstance, rng: np.random.Generator

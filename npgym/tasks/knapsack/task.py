@@ -12,7 +12,7 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.knapsack import generator, prompt
 from npgym.tasks.knapsack.instance import KnapsackInstance
-from npgym.tasks.knapsack.verifier import OK, check_selection, reason
+from npgym.tasks.knapsack.verifier import OK, check_selection, check_selection_python, reason
 
 
 class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
@@ -48,6 +48,14 @@ class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(total))
+
+    def check_python(self, instance: KnapsackInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, total = check_selection_python(
+            list(instance.weights), list(instance.values), instance.capacity, solution.tolist()
+        )
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, total)
 
     def random_solution(self, instance: KnapsackInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(len(instance.weights)) < 0.5).tolist()

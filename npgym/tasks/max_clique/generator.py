@@ -5,7 +5,7 @@ pairwise adjacent, then add every other pair as an edge with probability ``densi
 edges can form a clique larger than the planted one, so the reference is computed exactly, never
 taken from the construction.
 
-TASKS.md gives the sizes but not the densities. These densities make the planted clique the
+docs/tasks.md gives the sizes but not the densities. These densities make the planted clique the
 largest in most instances while random cliques of its size arise often: the optimum exceeds the
 planted size in about 15% (easy), 50% (medium), 50% (hard) and 40% (benchmark) of instances
 (seeds 0-199 of each tier).

@@ -12,7 +12,12 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.max_clique import generator, prompt
 from npgym.tasks.max_clique.instance import MaxCliqueInstance
-from npgym.tasks.max_clique.verifier import OK, check_vertex_set, reason
+from npgym.tasks.max_clique.verifier import (
+    OK,
+    check_vertex_set,
+    check_vertex_set_python,
+    reason,
+)
 
 HEURISTIC_SOLVER = "greedy + (1,2)-swap local search; greedy colouring bound"
 EXACT_SOLVER = "branch and bound (MCQ, greedy colouring bounds)"
@@ -55,6 +60,13 @@ class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n, True))
         return Verdict(True, int(size))
+
+    def check_python(self, instance: MaxCliqueInstance, solution: np.ndarray) -> Verdict:
+        adjacency = instance.adjacency.tolist()
+        code, a, b, size = check_vertex_set_python(adjacency, solution.tolist(), True)
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n, True))
+        return Verdict(True, size)
 
     def random_solution(self, instance: MaxCliqueInstance, rng: np.random.Generator) -> list[int]:
         return random_vertex_set(instance.n, rng)

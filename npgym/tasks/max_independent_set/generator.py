@@ -5,7 +5,7 @@ non-adjacent, then add every other pair as an edge with probability ``density``.
 can leave an independent set larger than the planted one, so the reference is computed exactly,
 never taken from the construction.
 
-TASKS.md gives the sizes but not the densities. The planted set is a large share of the graph
+docs/tasks.md gives the sizes but not the densities. The planted set is a large share of the graph
 (about 40%), so sparse graphs would almost always hold a larger one. These densities, lower for
 the larger tiers, keep the planted size competitive while larger sets still arise: the optimum
 exceeds the planted size in about 50% (easy), 45% (medium), 45% (hard) and 55% (benchmark) of

@@ -15,7 +15,12 @@ from npgym.tasks.max_clique import prompt
 from npgym.tasks.max_clique.task import clique_reference, random_vertex_set
 from npgym.tasks.max_independent_set import generator
 from npgym.tasks.max_independent_set.instance import MaxIndependentSetInstance
-from npgym.tasks.max_independent_set.verifier import OK, check_vertex_set, reason
+from npgym.tasks.max_independent_set.verifier import (
+    OK,
+    check_vertex_set,
+    check_vertex_set_python,
+    reason,
+)
 
 
 class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndependentSetConfig]):
@@ -57,6 +62,13 @@ class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndepen
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(size))
+
+    def check_python(self, instance: MaxIndependentSetInstance, solution: np.ndarray) -> Verdict:
+        adjacency = instance.adjacency.tolist()
+        code, a, b, size = check_vertex_set_python(adjacency, solution.tolist(), False)
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, size)
 
     def random_solution(
         self, instance: MaxIndependentSetInstance, rng: np.random.Generator

@@ -12,7 +12,12 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.meeting_scheduling import generator, prompt
 from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
-from npgym.tasks.meeting_scheduling.verifier import OK, check_schedule, reason
+from npgym.tasks.meeting_scheduling.verifier import (
+    OK,
+    check_schedule,
+    check_schedule_python,
+    reason,
+)
 
 ENTRY = "[meeting, room, start]"
 
@@ -82,6 +87,21 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
         if code != OK:
             return Verdict(False, None, self._reason(instance, int(code), int(a), int(b), int(c)))
         return Verdict(True, int(total))
+
+    def check_python(self, instance: MeetingSchedulingInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, c, total = check_schedule_python(
+            solution.tolist(),
+            [list(meeting.attendees) for meeting in instance.meetings],
+            [meeting.duration for meeting in instance.meetings],
+            [[list(interval) for interval in intervals] for intervals in instance.availability],
+            list(instance.rooms),
+            instance.slot,
+            instance.day_start,
+            instance.day_end,
+        )
+        if code != OK:
+            return Verdict(False, None, self._reason(instance, code, a, b, c))
+        return Verdict(True, total)
 
     @staticmethod
     def _reason(instance: MeetingSchedulingInstance, code: int, a: int, b: int, c: int) -> str:

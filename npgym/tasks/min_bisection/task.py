@@ -12,7 +12,7 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.min_bisection import generator, prompt
 from npgym.tasks.min_bisection.instance import MinBisectionInstance
-from npgym.tasks.min_bisection.verifier import OK, check_bisection, reason
+from npgym.tasks.min_bisection.verifier import OK, check_bisection, check_bisection_python, reason
 
 
 class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig]):
@@ -59,6 +59,16 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(cut))
+
+    def check_python(
+        self, instance: MinBisectionInstance, solution: tuple[np.ndarray, np.ndarray]
+    ) -> Verdict:
+        part_a, part_b = (part.tolist() for part in solution)
+        edges = [list(edge) for edge in instance.edges]
+        code, a, b, cut = check_bisection_python(instance.n, edges, part_a, part_b)
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, cut)
 
     def random_solution(
         self, instance: MinBisectionInstance, rng: np.random.Generator

@@ -12,7 +12,7 @@ from npgym.results import Objective, Reference, Score, Verdict
 from npgym.task import Task
 from npgym.tasks.set_cover import generator, prompt
 from npgym.tasks.set_cover.instance import SetCoverInstance
-from npgym.tasks.set_cover.verifier import OK, check_cover, reason
+from npgym.tasks.set_cover.verifier import OK, check_cover, check_cover_python, reason
 
 IMPOSSIBLE = "Impossible"
 """The answer (and reference solution) for an instance whose subsets do not cover the universe."""
@@ -63,6 +63,17 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
         if code != OK:
             return Verdict(False, None, reason(code, a, len(instance.subsets)))
         return Verdict(True, None if claims_impossible else int(count))
+
+    def check_python(self, instance: SetCoverInstance, solution: np.ndarray | str) -> Verdict:
+        claims_impossible = isinstance(solution, str)
+        ids = [] if claims_impossible else solution.tolist()
+        subsets = [list(subset) for subset in instance.subsets]
+        code, a, _, count = check_cover_python(
+            subsets, instance.universe_size, ids, claims_impossible
+        )
+        if code != OK:
+            return Verdict(False, None, reason(code, a, len(instance.subsets)))
+        return Verdict(True, None if claims_impossible else count)
 
     def ratio(self, objective: Objective | None, reference_objective: Objective | None) -> float:
         """A correct ``Impossible`` (objective ``None``) is optimal; covers compare as usual."""

@@ -12,7 +12,7 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.subset_sum import generator, prompt
 from npgym.tasks.subset_sum.instance import SubsetSumInstance
-from npgym.tasks.subset_sum.verifier import OK, check_subset, reason
+from npgym.tasks.subset_sum.verifier import OK, check_subset, check_subset_python, reason
 
 
 class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
@@ -47,6 +47,14 @@ class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(count))
+
+    def check_python(self, instance: SubsetSumInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, count = check_subset_python(
+            list(instance.numbers), instance.target, solution.tolist()
+        )
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, count)
 
     def random_solution(self, instance: SubsetSumInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(len(instance.numbers)) < 0.5).tolist()

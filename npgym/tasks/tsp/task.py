@@ -12,7 +12,7 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.tsp import generator, prompt
 from npgym.tasks.tsp.instance import TSPInstance
-from npgym.tasks.tsp.verifier import OK, check_tour, reason
+from npgym.tasks.tsp.verifier import OK, check_tour, check_tour_python, reason
 
 
 class TSPTask(Task[TSPInstance, generator.TSPConfig]):
@@ -44,6 +44,14 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(length))
+
+    def check_python(self, instance: TSPInstance, solution: np.ndarray) -> Verdict:
+        code, a, b, length = check_tour_python(
+            [list(row) for row in instance.distances], solution.tolist()
+        )
+        if code != OK:
+            return Verdict(False, None, reason(code, a, b, instance.n))
+        return Verdict(True, length)
 
     def random_solution(self, instance: TSPInstance, rng: np.random.Generator) -> list[int]:
         tour = rng.permutation(instance.n).tolist()

@@ -1,0 +1,164 @@
+"""Plug-in tasks: the MaxCut example registers with one call and passes ``check_task``; the
+contract checks catch a broken task."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import npgym
+from npgym import registry, testing
+from npgym.results import Verdict
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "plugin_task"
+
+
+@pytest.fixture
+def maxcut(monkeypatch: pytest.MonkeyPatch) -> Iterator[type]:
+    """The example's task class; the registry and gymnasium's ids are restored afterwards, so
+    that other tests see only the project's tasks."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    from npgym_maxcut import MaxCutTask
+
+    tasks, ids = dict(registry.TASKS), set(gym.registry)
+    yield MaxCutTask
+    registry.TASKS.clear()
+    registry.TASKS.update(tasks)
+    registry._load.cache_clear()
+    for identifier in set(gym.registry) - ids:
+        del gym.registry[identifier]
+
+
+def test_plugin_registers_with_one_call_and_passes_check_task(maxcut: type) -> None:
+    assert npgym.register_task(maxcut) == "MaxCut"
+    assert "MaxCut" in npgym.list_tasks()
+    assert isinstance(npgym.get_task("maxcut"), maxcut)
+    env = gym.make("npgym/MaxCut-hard")
+    prompt, info = env.reset(seed=3)
+    assert prompt == npgym.get_task("MaxCut").prompt(info["instance"])
+    testing.check_task(maxcut)
+
+
+def test_register_task_is_idempotent_and_refuses_clashes(maxcut: type) -> None:
+    assert npgym.register_task("npgym_maxcut:MaxCutTask") == "MaxCut"
+    assert npgym.register_task(maxcut) == "MaxCut"
+    registry.TASKS["MaxCut"] = "npgym.tasks.tsp:TSPTask"
+    with pytest.raises(ValueError, match=r"taken by npgym\.tasks\.tsp:TSPTask"):
+        npgym.register_task(maxcut)
+    with pytest.raises(TypeError, match="Task subclass"):
+        npgym.register_task(dict)
+    with pytest.raises(TypeError, match=r"not an npgym\.Task subclass"):
+        npgym.register_task("npgym_maxcut.task:reason")
+
+    class Local(maxcut):
+        name = "LocalMaxCut"
+
+    with pytest.raises(ValueError, match="module-level class"):
+        npgym.register_task(Local)
+
+
+def test_entry_point_registers_the_task(tmp_path: Path) -> None:
+    """An installed package's ``npgym.tasks`` entry point (here a dist-info folder on the path,
+    as pip would write it) registers the task on ``import npgym``."""
+    dist_info = tmp_path / "npgym_maxcut-0.1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: npgym-maxcut\nVersion: 0.1.0\n"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        f"[{registry.ENTRY_POINT_GROUP}]\nMaxCut = npgym_maxcut:MaxCutTask\n"
+    )
+    script = (
+        "import gymnasium as gym, npgym; "
+        "assert npgym.list_tasks()[-1] == 'MaxCut', npgym.list_tasks(); "
+        "_, info = gym.make('npgym/MaxCut-easy').reset(seed=0); "
+        "print(type(npgym.get_task('MaxCut')).__module__, info['reference'].proven_optimal)"
+    )
+    path = os.pathsep.join([str(tmp_path), str(EXAMPLE), *sys.path])
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["npgym_maxcut.task", "True"]
+
+
+def test_example_smoke_mode_runs() -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE / "demo.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "-> reward 2.0" in result.stdout
+    assert "meets the npgym contract" in result.stdout
+
+
+def _lying_twin(maxcut: type) -> Any:
+    class LyingTwin(maxcut):
+        """Its twin counts one edge too many on every feasible answer."""
+
+        def check_python(self, instance: Any, solution: np.ndarray) -> Verdict:
+            verdict = super().check_python(instance, solution)
+            return Verdict(True, verdict.objective + 1) if verdict.feasible else verdict
+
+    return LyingTwin()
+
+
+def test_check_task_reports_a_twin_that_disagrees(maxcut: type) -> None:
+    with pytest.raises(testing.ContractError, match=r"check gives .* check_python gives"):
+        testing.check_verifier_twin(_lying_twin(maxcut), "easy")
+    npgym.register_task(maxcut)
+    with pytest.raises(testing.ContractError) as failure:
+        testing.check_task(_lying_twin(maxcut), tiers=["easy"])
+    assert "1 contract check:" in str(failure.value)
+    assert "check_verifier_twin[easy]" in str(failure.value)
+
+
+def test_check_task_asks_for_a_missing_twin(maxcut: type) -> None:
+    class NoTwin(maxcut):
+        check_python = npgym.Task.check_python
+
+    with pytest.raises(testing.ContractError, match="implement check_python"):
+        testing.check_verifier_twin(NoTwin(), "easy")
+
+
+def test_check_task_reports_an_unregistered_task(maxcut: type) -> None:
+    with pytest.raises(testing.ContractError, match="npgym/MaxCut-easy is not registered"):
+        testing.check_registration(maxcut())
+
+
+def test_golden_file_shows_a_diff_and_checks_the_pinned_answer(
+    maxcut: type, tmp_path: Path
+) -> None:
+    task, path = maxcut(), tmp_path / "easy.txt"
+    text = testing.golden_text(task, "easy")
+    path.write_text(text)
+    testing.check_golden(task, "easy", path)
+    assert testing.golden_digest(text) == text.splitlines()[1].split()[2]
+    prompt_line = "Split the vertices into two sides"
+    path.write_text(text.replace(prompt_line, "Cut the graph in two", 1))
+    with pytest.raises(testing.ContractError, match=r"(?s)generation changed.*\n-Cut.*\n\+Split"):
+        testing.check_golden(task, "easy", path)
+    answer = text.split("\nAnswer: ", 1)[1].split("\n", 1)[0]
+    path.write_text(text.replace(f"\nAnswer: {answer}\n", "\nAnswer: []\n", 1))
+    with pytest.raises(testing.ContractError, match="pinned answer scores"):
+        testing.check_golden(task, "easy", path)
+    objective = text.split("objective: ", 1)[1].split("\n", 1)[0]
+    path.write_text(text.replace(f"objective: {objective}", "objective: 999", 1))
+    with pytest.raises(testing.ContractError, match="pinned objective 999"):
+        testing.check_golden(task, "easy", path)
