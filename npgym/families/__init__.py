@@ -1,0 +1,1 @@
+"""Task families built on the ten base tasks: composition, variants, aggregation, inversion."""
