@@ -12,13 +12,15 @@ npgym checks the property exactly with the base task's own exact solvers. Proper
   than the optimum.
 
 Each instance draws one property of its task and its parameters from a witness: a small
-instance of the base task (drawn at half the tier's difficulty, or searched among such draws
+instance of the base task (drawn at difficulty 0.1 + half the tier's, so from the easy tier's
+sizes at ``easy`` to the medium tier's at ``benchmark``; searched among such draws
 for the greedy and unique properties) for which the exact solver proves the property. The
 witness is the reference answer, so every reference is proven.
 
 Size caps, stated in the prompt, keep checking bounded: an answer must be one JSON object of at
 most :data:`MAX_ANSWER_CHARS` characters, with exactly the canonical fields, at most
-:data:`MAX_NUMBERS` integers, each of magnitude at most :data:`MAX_MAGNITUDE`, and its size
+:data:`MAX_NUMBERS` integers, each of magnitude at most :data:`MAX_MAGNITUDE`, a declared ``n``
+or ``universe_size`` of at most :data:`MAX_SIZE`, and its size
 must equal the stated one (itself no larger than the easy-to-medium base tiers); anything else
 is a format failure, read in time linear in the answer's length before any solver runs. The
 exact solvers then run with a :data:`CHECK_TIME_LIMIT` budget; an instance they cannot settle
@@ -50,6 +52,9 @@ from npgym.task import Task, _failed, _reward
 MAX_ANSWER_CHARS = 20_000
 MAX_NUMBERS = 2_000
 MAX_MAGNITUDE = 10**6
+MAX_SIZE = 100
+"""Largest ``n`` or ``universe_size`` an answer may declare."""
+SIZE_FIELDS = ("n", "universe_size")
 CHECK_TIME_LIMIT = 0.8
 """Seconds the exact solver may spend on one answer (the check must stay under 1 s)."""
 _SEARCH_TRIES = 60
@@ -125,7 +130,7 @@ PROPERTIES["Knapsack"] = ("optimum", "unique", "greedy_gap")
 
 
 class InvertConfig(FamilyConfig):
-    """Only the level of the witness instances (half the family tier's difficulty)."""
+    """Only the level of the witness instances (0.1 + half the family tier's difficulty)."""
 
 
 class InvertInstance(Instance):
@@ -190,8 +195,8 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
 
     def _witness_level(self, config: InvertConfig) -> float:
         if config.part_difficulty is not None:
-            return config.part_difficulty / 2
-        return TIER_DIFFICULTY[config.part_tier or "medium"] / 2
+            return 0.1 + config.part_difficulty / 2
+        return 0.1 + TIER_DIFFICULTY[config.part_tier or "medium"] / 2
 
     def build(self, rng: np.random.Generator, config: InvertConfig) -> dict[str, Any]:
         prop = str(rng.choice(PROPERTIES[self.base.name]))
@@ -276,8 +281,8 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
                 f"Instance fields: {FIELDS[name]}.",
                 "",
                 f"Limits: at most {MAX_ANSWER_CHARS} characters, at most {MAX_NUMBERS} "
-                f"integers in all, every integer between -{MAX_MAGNITUDE} and {MAX_MAGNITUDE}; "
-                f"exactly {instance.size} {unit}.",
+                f"integers in all, every integer between -{MAX_MAGNITUDE} and {MAX_MAGNITUDE}, "
+                f"n or universe_size at most {MAX_SIZE}; exactly {instance.size} {unit}.",
                 "",
                 "Answer format: one JSON object with exactly these fields and integer values, "
                 f"on one line, for example {example} with the dots replaced.",
@@ -309,6 +314,11 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         if set(value) != wanted:
             raise AnswerFormatError(f"expected exactly the fields {', '.join(sorted(wanted))}")
         _walk(value, [MAX_NUMBERS])
+        for field in SIZE_FIELDS:
+            if (field in value and not isinstance(value[field], int)) or value.get(
+                field, 0
+            ) > MAX_SIZE:
+                raise AnswerFormatError(f"{field} must be an integer of at most {MAX_SIZE}")
         return value
 
     def format_answer(self, solution: Any) -> str:
