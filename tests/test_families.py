@@ -72,6 +72,15 @@ def test_family_env_passes_check_env(name: str) -> None:
     env.close()
 
 
+@pytest.mark.parametrize("name", ["Compose-Mixed2", "Aggregate-Knapsack", "Invert-SubsetSum"])
+def test_difficulty_knob_reaches_the_base_instances(name: str) -> None:
+    task = npgym.get_task(name)
+    instance = task.generate(0, difficulty=0.3)
+    assert instance.tier is None and instance.difficulty == 0.3
+    assert instance.config["part_difficulty"] == 0.3 and instance.config["part_tier"] is None
+    assert task.from_json(instance.to_json()) == instance
+
+
 def test_every_family_env_id_is_registered() -> None:
     for name in family_env_names():
         for tier in npgym.TIERS:

@@ -11,7 +11,9 @@ not to re-check.
 
 Reward: the base task's reward on the base instance, plus ``bonus`` (default 0.5, included in
 ``feasibility_reward`` and reported in :attr:`FamilyScore.bonus`) when the answer is feasible
-and strictly better than every feasible candidate. Copying the best candidate earns no bonus.
+and strictly better than every feasible candidate (any feasible answer, when no candidate is
+feasible: SubsetSum's edits rarely keep the sum, and its greedy is often optimal, so its
+candidates are often all infeasible). Copying the best candidate earns no bonus.
 The reference is the base task's exact reference; instances whose base has no feasible answer
 (a SetCover without a cover) are redrawn, since then nothing could beat the candidates.
 """

@@ -82,7 +82,7 @@ class Variant:
         task = get_task(self.original.task)
         try:
             solution = task.to_solution(parse_value(extract_answer(completion)))
-        except (AnswerFormatError, TypeError):
+        except AnswerFormatError:
             return task.score(self.original, completion, reward=reward)
         return task.score(
             self.original, task.format_answer(self.to_original(solution)), None, reward
