@@ -9,8 +9,10 @@ per task (each provably keeps the set of optimal solutions, up to the relabellin
   MinBisection also scales every edge weight by a factor 1..3 (every cut scales by it);
 - TSP: cities relabelled; every distance scaled by a factor 1..3 and then a constant 0..20 added
   to every distance between two different cities (every tour has n edges, so every tour length
-  becomes ``factor * length + n * constant``); coordinates are dropped when a constant is
-  added, since the distances are then no longer Euclidean;
+  becomes ``factor * length + n * constant``); the coordinates of a Euclidean instance are
+  dropped when the distances change (they would no longer match) and otherwise with probability
+  1/2, which changes the presentation from points plus matrix to the matrix alone (the only
+  choice of presentation a task's prompt offers today);
 - Knapsack: items relabelled; values scaled by a factor 1..3 (the objective scales by it),
   weights and capacity by another factor 1..3 (feasibility is unchanged);
 - SubsetSum: numbers relabelled; numbers and target scaled by a factor 1..3 when the target
@@ -155,7 +157,8 @@ def _tsp(instance: Any, rng: np.random.Generator) -> Variant:
         factor, constant = 1, 0
     scaled = matrix * factor + constant * (1 - np.eye(instance.n, dtype=np.int64))
     coordinates = None
-    if instance.coordinates is not None and factor == 1 and constant == 0:
+    keep_points = bool(rng.integers(2))  # presentation: points and matrix, or the matrix alone
+    if instance.coordinates is not None and factor == 1 and constant == 0 and keep_points:
         coordinates = [instance.coordinates[old] for old in old_of_new.tolist()]
     return Variant(
         _rebuild(instance, distances=scaled.tolist(), coordinates=coordinates),
