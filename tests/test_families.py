@@ -278,3 +278,88 @@ def test_random_inverse_answers_have_the_stated_size() -> None:
     instance = task.generate(3, tier="medium")
     answer = task.random_solution(instance, np.random.default_rng(0))
     assert task.check(instance, answer).feasible or answer["n"] != instance.size
+
+
+# --- the greedy heuristics as the inverse prompts describe them ----------------------------
+
+
+def _nearest_neighbour_length(distances: list[list[int]]) -> int:
+    """Start at city 0, go to the closest unvisited city (lowest number on ties), return."""
+    n, tour = len(distances), [0]
+    while len(tour) < n:
+        here = tour[-1]
+        tour.append(min((c for c in range(n) if c not in tour), key=lambda c: distances[here][c]))
+    return sum(distances[a][b] for a, b in zip(tour, [*tour[1:], 0], strict=True))
+
+
+def _ratio_greedy_value(weights: list[int], values: list[int], capacity: int) -> int:
+    """By value/weight, highest first (lower number on ties), take what fits; or the single
+    most valuable fitting item (lowest number on ties) when that is worth more."""
+    order = sorted(range(len(weights)), key=lambda i: (-values[i] / weights[i], i))
+    load = total = 0
+    for item in order:
+        if load + weights[item] <= capacity:
+            load, total = load + weights[item], total + values[item]
+    fitting = [i for i in range(len(weights)) if weights[i] <= capacity]
+    single = max((values[i] for i in fitting), default=0)
+    return max(total, single)
+
+
+def _greedy_cover_size(universe: int, subsets: list[list[int]]) -> int:
+    """Take the subset covering the most uncovered elements (lowest number on ties) until all
+    are covered; then, last taken first, drop each whose elements are all covered twice."""
+    covered: set[int] = set()
+    chosen: list[int] = []
+    while len(covered) < universe:
+        best = max(range(len(subsets)), key=lambda j: (len(set(subsets[j]) - covered), -j))
+        chosen.append(best)
+        covered |= set(subsets[best])
+    for subset in reversed(chosen.copy()):
+        counts = {e: sum(e in subsets[j] for j in chosen) for e in subsets[subset]}
+        if all(count >= 2 for count in counts.values()):
+            chosen.remove(subset)
+    return len(chosen)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**20))
+def test_the_described_greedies_are_the_ones_checked(seed: int) -> None:
+    from npgym.families.invert import greedy_objective
+
+    tsp = npgym.get_task("TSP")
+    cities = tsp.generate(seed, difficulty=0.2)
+    assert greedy_objective(tsp, cities) == _nearest_neighbour_length(
+        [list(row) for row in cities.distances]
+    )
+    knapsack = npgym.get_task("Knapsack")
+    items = knapsack.generate(seed, difficulty=0.3)
+    assert greedy_objective(knapsack, items) == _ratio_greedy_value(
+        list(items.weights), list(items.values), items.capacity
+    )
+    set_cover = npgym.get_task("SetCover")
+    sets = set_cover.generate(seed, difficulty=0.3)
+    if set_cover.reference(sets, exact=False).objective is not None:
+        assert greedy_objective(set_cover, sets) == _greedy_cover_size(
+            sets.universe_size, [list(s) for s in sets.subsets]
+        )
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    weights=st.lists(st.integers(1, 9), min_size=1, max_size=8),
+    values=st.lists(st.integers(0, 9), min_size=8, max_size=8),
+    capacity=st.integers(0, 30),
+)
+def test_enumerated_knapsack_optima_agree_with_the_exact_reference(
+    weights: list[int], values: list[int], capacity: int
+) -> None:
+    from npgym.families.invert import optimal_selections
+
+    task = npgym.get_task("Knapsack")
+    instance = task.instance_type(
+        weights=tuple(weights), values=tuple(values[: len(weights)]), capacity=capacity
+    )
+    optima = optimal_selections(instance)
+    best = task.reference(instance).objective
+    for selection in optima:
+        assert task.verify(instance, list(selection)).objective == best
