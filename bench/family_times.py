@@ -7,7 +7,9 @@ For each family task: the time to generate an instance and compute its reference
 to score a completion (the reference answer and the greedy answer; the reference is computed
 once per instance, as in training). For the inverse tasks also the checking time per answer at
 the stated caps: the witness, a random instance of the stated size, and an oversized answer
-(a 10^6-vertex or 10^5-number instance). Prints markdown tables (median and worst).
+(a 10^6-vertex or 10^5-number instance). For variants, per base task: the time to make a
+variant and compute its reference, and to score its answer on the original. Prints markdown
+tables (median and worst).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 import npgym
 from npgym.families import family_env_names
+from npgym.families.variants import variant
 from npgym.instance import Instance
 from npgym.results import Reference
 from npgym.task import Task
@@ -47,6 +50,32 @@ def measure(name: str, tier: str, count: int) -> dict[str, float]:
         for answer in (reference.solution, task.greedy_solution(instance)):
             text = task.format_answer(answer)
             score.append(_score_time(task, instance, text, reference))
+    return {
+        "build_median_ms": 1e3 * statistics.median(build),
+        "build_worst_ms": 1e3 * max(build),
+        "score_median_ms": 1e3 * statistics.median(score),
+        "score_worst_ms": 1e3 * max(score),
+    }
+
+
+def variant_times(base: str, tier: str, count: int) -> dict[str, float]:
+    """Variant-making + reference time and the time to score a variant's answer on the original
+    (the reference of the original is computed before the timing, as in training)."""
+    task = npgym.get_task(base)
+    build, score = [], []
+    for seed in range(-1, count):  # seed -1 only warms up the kernels
+        original = task.generate(abs(seed) * 10**6 if seed < 0 else seed, tier=tier)
+        task.reference(original)
+        started = time.perf_counter()
+        twin = variant(original, seed + 1)
+        best = task.reference(twin.instance)
+        made = time.perf_counter() - started
+        text = task.format_answer(best.solution)
+        started = time.perf_counter()
+        twin.score_on_original(text)
+        if seed >= 0:
+            build.append(made)
+            score.append(time.perf_counter() - started)
     return {
         "build_median_ms": 1e3 * statistics.median(build),
         "build_worst_ms": 1e3 * max(build),
@@ -102,6 +131,7 @@ def main() -> None:
     parser.add_argument("--names", nargs="*", default=family_env_names())
     parser.add_argument("--tier", default="hard", choices=npgym.TIERS)
     parser.add_argument("--n", type=int, default=10)
+    parser.add_argument("--no-variants", dest="variants", action="store_false")
     args = parser.parse_args()
     print(f"Family tasks at tier {args.tier}, {args.n} seeds each.\n")
     print("| task | gen+ref median ms | gen+ref worst ms | score median ms | score worst ms |")
@@ -113,6 +143,19 @@ def main() -> None:
             f"| {row['score_median_ms']:.2f} | {row['score_worst_ms']:.2f} |",
             flush=True,
         )
+    if args.variants:
+        print(
+            "\n| variant of | variant+ref median ms | variant+ref worst ms | score on original "
+            "median ms | worst ms |"
+        )
+        print("|---|---|---|---|---|")
+        for base in npgym.list_tasks():
+            row = variant_times(base, args.tier, args.n)
+            print(
+                f"| {base} | {row['build_median_ms']:.1f} | {row['build_worst_ms']:.1f} "
+                f"| {row['score_median_ms']:.2f} | {row['score_worst_ms']:.2f} |",
+                flush=True,
+            )
     inverse = [name.removeprefix("Invert-") for name in args.names if name.startswith("Invert-")]
     if inverse:
         print("\n| inverse task | check median ms | check worst ms | oversized answer worst ms |")
