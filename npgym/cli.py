@@ -36,8 +36,10 @@ def main() -> None:
 
 @main.command("list")
 def list_command() -> None:
-    """List the registered tasks and their gymnasium ids."""
-    for name in list_tasks():
+    """List the registered tasks, then the task families, and their gymnasium ids."""
+    from npgym.families import family_env_names
+
+    for name in (*list_tasks(), *family_env_names()):
         task = get_task(name)
         ids = ", ".join(env_id(name, tier) for tier in TIERS)
         click.echo(f"{name:<20} {task.category:<20} {task.sense}imise {task.objective_name}")

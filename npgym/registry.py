@@ -44,8 +44,13 @@ def list_tasks() -> list[str]:
 
 
 def get_task(name: str) -> Task:
-    """The task called ``name`` (case-insensitive), e.g. ``get_task("TSP")``."""
+    """The task called ``name`` (case-insensitive), e.g. ``get_task("TSP")``; family names
+    (``Compose-...``, ``Aggregate-<Task>``, ``Invert-<Task>``) give :mod:`npgym.families` tasks."""
+    from npgym.families import family_task, is_family_name  # families import this module
+
     canonical = {task.lower(): task for task in TASKS}.get(str(name).lower())
+    if canonical is None and is_family_name(name):
+        return family_task(str(name))
     if canonical is None:
         raise KeyError(f"unknown task {name!r}; registered tasks: {', '.join(TASKS)}")
     return _load(canonical)
@@ -115,11 +120,13 @@ def _register_entry_points() -> None:
 
 
 def register_envs() -> None:
-    """Register every task x tier with gymnasium (idempotent)."""
+    """Register every task x tier, and the family tasks x tier, with gymnasium (idempotent)."""
     import gymnasium
 
+    from npgym.families import family_env_names
+
     _register_entry_points()
-    for task in TASKS:
+    for task in (*TASKS, *family_env_names()):
         for tier in TIERS:
             identifier = env_id(task, tier)
             if identifier not in gymnasium.registry:
