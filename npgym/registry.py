@@ -27,7 +27,7 @@ TASKS: dict[str, str] = {
 """Task name -> ``module:Class``, in the order tasks are listed."""
 
 ENV_NAMESPACE = "npgym"
-ENV_ENTRY_POINT = "npgym.env:NPGymEnv"
+ENV_ENTRY_POINT = "npgym.env:make_env"
 
 
 def list_tasks() -> list[str]:
