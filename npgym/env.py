@@ -129,13 +129,17 @@ class NPGymEnv(gym.Env[str, str]):
         if self.render_mode == "rgb_array" and self.session is not None:
             from npgym.render import draw_answer
 
-            return draw_answer(self.task, self.session.instance, self._answer)
+            session = self.session
+            return draw_answer(self.task, session.instance, self._answer, session.reference)
         return None
 
 
-def make_env(task: str, tier: str | None = "medium", *, mode: str = "text", **options: Any) -> gym.Env:
-    """The entry point of every ``npgym/<Task>-<tier>`` id: ``mode="text"`` (the default) gives
-    :class:`NPGymEnv`, ``mode="structured"`` the classic-RL :class:`npgym.structured.StructuredEnv`."""
+def make_env(
+    task: str, tier: str | None = "medium", *, mode: str = "text", **options: Any
+) -> gym.Env:
+    """The entry point of every ``npgym/<Task>-<tier>`` id: ``mode="text"`` (the default)
+    gives :class:`NPGymEnv`, ``mode="structured"`` the classic-RL
+    :class:`npgym.structured.StructuredEnv`."""
     if mode == "text":
         return NPGymEnv(task, tier, **options)
     if mode == "structured":

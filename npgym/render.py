@@ -223,13 +223,15 @@ def legend(axes: Axes, entries: list[tuple[str, str, str]]) -> None:
     from matplotlib.lines import Line2D
 
     handles = []
-    for label, colour, kind in entries:
+    for _label, colour, kind in entries:
         if kind == "dot":
             handles.append(
                 Line2D([], [], marker="o", linestyle="", markerfacecolor=colour, color="black")
             )
         else:
-            handles.append(Line2D([], [], color=colour, linestyle="--" if kind == "dashed" else "-"))
+            handles.append(
+                Line2D([], [], color=colour, linestyle="--" if kind == "dashed" else "-")
+            )
     axes.legend(
         handles,
         [label for label, _, _ in entries],

@@ -215,7 +215,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """A new instance (``options={"instance": inst}`` plays a given one) and an empty solution."""
+        """A new instance (``options={"instance": inst}`` plays a given one), nothing built."""
         super().reset(seed=seed)
         given = (options or {}).get("instance")
         if given is not None:
@@ -308,4 +308,6 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
             return None
         from npgym.render import draw
 
-        return draw(self.task, self.episode.instance, self.episode.solution(), partial=not self.done)
+        return draw(
+            self.task, self.episode.instance, self.episode.solution(), partial=not self.done
+        )

@@ -82,8 +82,13 @@ def test_make_vec_runs_masked_steps() -> None:
     assert observation["action_mask"].shape == (3, 2)
     for _ in range(40):
         # after an episode ends the vector env resets on the next step, ignoring the action
-        actions = np.array([int(np.flatnonzero(mask)[-1]) if mask.any() else 0 for mask in observation["action_mask"]])
-        observation, reward, terminated, truncated, _ = envs.step(actions)
+        actions = np.array(
+            [
+                int(np.flatnonzero(mask)[-1]) if mask.any() else 0
+                for mask in observation["action_mask"]
+            ]
+        )
+        observation, reward, _terminated, _truncated, _ = envs.step(actions)
         assert reward.shape == (3,)
     envs.close()
 

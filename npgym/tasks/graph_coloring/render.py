@@ -27,7 +27,11 @@ def draw(
     given = [] if colours is None else [int(c) for c in colours[:n]]
     labels = {colour: index for index, colour in enumerate(dict.fromkeys(given))}
     palette = colormaps["tab20"]
-    clashes = [(u, v) for u, v in instance.edges if u < len(given) and v < len(given) and given[u] == given[v]]
+    clashes = [
+        (u, v)
+        for u, v in instance.edges
+        if u < len(given) and v < len(given) and given[u] == given[v]
+    ]
     segments(axes, points, instance.edges, FAINT, 0.8)
     segments(axes, points, clashes, MISTAKE, 3.0, z=2)
     face, edge, width = [], [], []
@@ -41,7 +45,9 @@ def draw(
             missing = colours is not None and not partial
             edge.append(MISTAKE if missing else "black")
             width.append(3.0 if missing else 1.0)
-    axes.scatter(points[:, 0], points[:, 1], s=220, c=face, edgecolors=edge, linewidths=width, zorder=3)
+    axes.scatter(
+        points[:, 0], points[:, 1], s=220, c=face, edgecolors=edge, linewidths=width, zorder=3
+    )
     font = 7 if n <= 30 else 5
     for vertex, (x, y) in enumerate(points):
         text = f"{vertex}:{given[vertex]}" if vertex < len(given) else str(vertex)

@@ -4,6 +4,7 @@ vertices off the cycle white."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,7 @@ def draw(
     walk = [] if cycle is None else [int(v) for v in cycle if 0 <= v < n]
     closed = len(walk) >= 2 and walk[0] == walk[-1]
     counts = Counter(walk[:-1] if closed else walk)
-    steps = list(zip(walk, walk[1:], strict=False))
+    steps = list(itertools.pairwise(walk))
     adjacency = instance.adjacency
     good = [(u, v) for u, v in steps if adjacency[u, v]]
     bad = [(u, v) for u, v in steps if not adjacency[u, v]]
@@ -49,7 +50,11 @@ def draw(
     for vertex, count in counts.items():
         face[vertex] = MISTAKE if count > 1 else GOOD
     vertices(axes, points, face)
-    entries = [("edge", FAINT, "line"), ("cycle step", PLAIN, "line"), ("on the cycle", GOOD, "dot")]
+    entries = [
+        ("edge", FAINT, "line"),
+        ("cycle step", PLAIN, "line"),
+        ("on the cycle", GOOD, "dot"),
+    ]
     if bad:
         entries.append(("step along a non-edge", MISTAKE, "dashed"))
     if any(count > 1 for count in counts.values()):

@@ -32,8 +32,13 @@ def draw(
     if repeated:
         scatter.scatter(weights[repeated], values[repeated], c=MISTAKE, edgecolors="black", s=60)
     for item in np.flatnonzero(chosen):
-        scatter.annotate(str(item), (weights[item], values[item]), fontsize=6, xytext=(3, 3),
-                         textcoords="offset points")
+        scatter.annotate(
+            str(item),
+            (weights[item], values[item]),
+            fontsize=6,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
     scatter.set_xlabel("weight", fontsize=8)
     scatter.set_ylabel("value", fontsize=8)
     scatter.set_title(
@@ -57,7 +62,8 @@ def draw(
     bar.text(capacity, 0.45, " capacity", fontsize=7, va="bottom")
     over = load > capacity
     bar.set_title(
-        f"total weight {load} / capacity {capacity}" + (f": {load - capacity} over (red)" if over else ""),
+        f"total weight {load} / capacity {capacity}"
+        + (f": {load - capacity} over (red)" if over else ""),
         fontsize=8,
         color=MISTAKE if over else "black",
     )

@@ -64,7 +64,5 @@ def draw_vertex_set(
     axes.autoscale_view()
 
 
-def draw(
-    figure: Figure, instance: GraphInstance, chosen: np.ndarray | None, partial: bool
-) -> None:
+def draw(figure: Figure, instance: GraphInstance, chosen: np.ndarray | None, partial: bool) -> None:
     draw_vertex_set(figure, instance, chosen, clique=True)

@@ -15,7 +15,5 @@ if TYPE_CHECKING:
     from npgym.graphs import GraphInstance
 
 
-def draw(
-    figure: Figure, instance: GraphInstance, chosen: np.ndarray | None, partial: bool
-) -> None:
+def draw(figure: Figure, instance: GraphInstance, chosen: np.ndarray | None, partial: bool) -> None:
     draw_vertex_set(figure, instance, chosen, clique=False)

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 FREE = "#d9f2d9"
 
 
-def problems(instance: MeetingSchedulingInstance, entries: list[tuple[int, int, int]]) -> list[list[str]]:
+def problems(
+    instance: MeetingSchedulingInstance, entries: list[tuple[int, int, int]]
+) -> list[list[str]]:
     """For each ``(meeting, room, start)`` entry, the rules it breaks (short phrases)."""
     found: list[list[str]] = [[] for _ in entries]
     seen: dict[int, int] = {}
@@ -61,21 +63,28 @@ def draw(
         (m, r, s) for m, r, s in rows if 0 <= m < instance.n_meetings and 0 <= r < instance.n_rooms
     ]
     issues = problems(instance, entries)
-    grid = figure.add_gridspec(2, 1, height_ratios=(instance.n_rooms, instance.n_attendees), hspace=0.35)
+    grid = figure.add_gridspec(
+        2, 1, height_ratios=(instance.n_rooms, instance.n_attendees), hspace=0.35
+    )
     rooms_axes, people_axes = figure.add_subplot(grid[0]), figure.add_subplot(grid[1])
     for index, (meeting, room, start) in enumerate(entries):
         spec = instance.meetings[meeting]
         bad = bool(issues[index])
         rooms_axes.broken_barh(
-            [(start, spec.duration)], (room - 0.4, 0.8), facecolors=MISTAKE if bad else PLAIN,
-            edgecolors="black", alpha=0.75,
+            [(start, spec.duration)],
+            (room - 0.4, 0.8),
+            facecolors=MISTAKE if bad else PLAIN,
+            edgecolors="black",
+            alpha=0.75,
         )
         label = f"m{meeting} ({len(spec.attendees)})"
         if bad:
             label += ": " + issues[index][0]
         rooms_axes.text(start + 2, room, label, fontsize=6, va="center", clip_on=True)
     rooms_axes.set_yticks(range(instance.n_rooms))
-    rooms_axes.set_yticklabels([f"room {r} ({c})" for r, c in enumerate(instance.rooms)], fontsize=6)
+    rooms_axes.set_yticklabels(
+        [f"room {r} ({c})" for r, c in enumerate(instance.rooms)], fontsize=6
+    )
     rooms_axes.set_ylim(instance.n_rooms - 0.5, -0.5)
     scheduled = {m for m, _, _ in entries}
     left_out = [m for m in range(instance.n_meetings) if m not in scheduled]
@@ -94,18 +103,23 @@ def draw(
     for index, (meeting, _, start) in enumerate(entries):
         spec = instance.meetings[meeting]
         for attendee in spec.attendees:
-            clash = any(
-                f"attendee {attendee} " in phrase for phrase in issues[index]
-            )
+            clash = any(f"attendee {attendee} " in phrase for phrase in issues[index])
             people_axes.broken_barh(
-                [(start, spec.duration)], (attendee - 0.3, 0.6),
-                facecolors=MISTAKE if clash else PLAIN, edgecolors="black", alpha=0.6,
+                [(start, spec.duration)],
+                (attendee - 0.3, 0.6),
+                facecolors=MISTAKE if clash else PLAIN,
+                edgecolors="black",
+                alpha=0.6,
             )
-            people_axes.text(start + 2, attendee, f"m{meeting}", fontsize=5, va="center", clip_on=True)
+            people_axes.text(
+                start + 2, attendee, f"m{meeting}", fontsize=5, va="center", clip_on=True
+            )
     people_axes.set_yticks(range(instance.n_attendees))
     people_axes.set_yticklabels([f"attendee {a}" for a in range(instance.n_attendees)], fontsize=6)
     people_axes.set_ylim(instance.n_attendees - 0.5, -0.5)
-    people_axes.set_title("attendees: free time green, their meetings blue, conflicts red", fontsize=8)
+    people_axes.set_title(
+        "attendees: free time green, their meetings blue, conflicts red", fontsize=8
+    )
     ticks = list(range(instance.day_start, instance.day_end + 1, 60))
     for axes in (rooms_axes, people_axes):
         axes.set_xlim(instance.day_start, instance.day_end)

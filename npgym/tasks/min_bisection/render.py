@@ -75,12 +75,20 @@ def draw(
     axes.set_title(
         f"part A: {balance[0]} vertices, part B: {balance[1]}"
         + (" (sizes must differ by at most 1)" if unbalanced else "")
-        + (f"; {len(stray)} in the middle are in both or neither part" if stray and not partial else ""),
+        + (
+            f"; {len(stray)} in the middle are in both or neither part"
+            if stray and not partial
+            else ""
+        ),
         fontsize=8,
         color=MISTAKE if unbalanced or (stray and not partial) else "black",
     )
     legend(
         axes,
-        [("part A", PLAIN, "dot"), ("part B", CHOSEN, "dot"), ("cut edge (width: weight)", CUT, "line")],
+        [
+            ("part A", PLAIN, "dot"),
+            ("part B", CHOSEN, "dot"),
+            ("cut edge (width: weight)", CUT, "line"),
+        ],
     )
     axes.autoscale_view()

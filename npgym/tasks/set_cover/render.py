@@ -37,7 +37,9 @@ def draw(
     matrix_axes.set_yticks(range(len(instance.subsets)))
     matrix_axes.tick_params(labelsize=6)
     matrix_axes.set_xticks([])
-    covered = membership[list(counts)].any(axis=0) if counts else np.zeros(membership.shape[1], bool)
+    covered = (
+        membership[list(counts)].any(axis=0) if counts else np.zeros(membership.shape[1], bool)
+    )
     coverable = membership.any(axis=0)
     state = np.where(covered, 1, 0)[None, :]
     universe_axes.imshow(
@@ -63,5 +65,9 @@ def draw(
         text = f"{len(counts)} subsets chosen (orange rows)"
         if uncovered and not partial:
             text += f"; uncovered: {uncovered[:12]}{'...' if len(uncovered) > 12 else ''}"
-        colour = MISTAKE if (uncovered and not partial) or any(c > 1 for c in counts.values()) else "black"
+        colour = (
+            MISTAKE
+            if (uncovered and not partial) or any(c > 1 for c in counts.values())
+            else "black"
+        )
     matrix_axes.set_title(text, fontsize=8, color=colour)

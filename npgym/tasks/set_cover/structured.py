@@ -65,7 +65,11 @@ class SetCoverEpisode(Episode):
         }
 
     def observation(self) -> dict[str, np.ndarray]:
-        return {**self.static, "picked": self.picked.copy(), "covered": self.covered.astype(np.int8)}
+        return {
+            **self.static,
+            "picked": self.picked.copy(),
+            "covered": self.covered.astype(np.int8),
+        }
 
     def gains(self) -> np.ndarray:
         """How many uncovered elements each real subset would cover."""

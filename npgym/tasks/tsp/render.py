@@ -4,6 +4,7 @@ dashed red."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,7 @@ def draw(figure: Figure, instance: TSPInstance, tour: np.ndarray | None, partial
     route = [] if tour is None else [int(c) for c in tour]
     inside = [c for c in route if 0 <= c < n]
     counts = Counter(inside[:-1] if len(route) > 1 and route[0] == route[-1] else inside)
-    legs = [(a, b) for a, b in zip(route, route[1:], strict=False) if 0 <= a < n and 0 <= b < n]
+    legs = [(a, b) for a, b in itertools.pairwise(route) if 0 <= a < n and 0 <= b < n]
     segments(axes, points, legs, PLAIN, 1.6, z=2)
     open_tour = len(inside) >= 2 and route[0] != route[-1]
     if open_tour and not partial:
