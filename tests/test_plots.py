@@ -6,7 +6,7 @@ from pathlib import Path
 
 import npgym
 from npgym.npbench.evaluate import Completions, evaluate
-from npgym.npbench.plots import plot_gaps, tier_metrics
+from npgym.npbench.plots import plot_gaps, tier_metrics, write_gallery
 from npgym.records import make_record
 
 
@@ -43,3 +43,14 @@ def test_plot_gaps_writes_a_png_with_or_without_tiers(tmp_path: Path) -> None:
     with_tiers = plot_gaps(report, tmp_path / "tiers.png").read_bytes()
     assert without.startswith(b"\x89PNG") and with_tiers.startswith(b"\x89PNG")
     assert without != with_tiers
+
+
+def test_gallery_draws_the_worst_and_best_answer_of_each_task(tmp_path: Path) -> None:
+    rows, texts = rows_and_answers()
+    section = write_gallery(rows, Completions(texts), tmp_path)
+    worst = (tmp_path / "gallery" / "Knapsack-worst.png").read_bytes()
+    best = (tmp_path / "gallery" / "Knapsack-best.png").read_bytes()
+    assert worst.startswith(b"\x89PNG") and worst != best
+    assert "![Knapsack worst](gallery/Knapsack-worst.png)" in section
+    assert "worst: `medium-0`, reward 1.000" in section  # the empty answer
+    assert "best: `easy-0`, reward 2.000" in section

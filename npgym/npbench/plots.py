@@ -4,8 +4,9 @@
 short of 1 on a log scale (0.99 and 0.999 look different; a perfect score is marked as such,
 with each value written on its bar), and SR and AR per tier on an axis zoomed to the data.
 :func:`tier_metrics` gives the per-tier figures from the rows and completions (scoring is cheap:
-references come from the rows). Neither is wired into ``evaluate.write_report`` here; that
-module belongs to another piece of work.
+references come from the rows). :func:`write_gallery` draws the worst and the best answer of
+each task (:mod:`npgym.render`) and returns the markdown that shows them. None of them is wired
+into ``evaluate.write_report`` here; that module belongs to another piece of work.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from npgym.config import TIERS
 from npgym.npbench.evaluate import Completions, summarize
 from npgym.records import record_instance, record_reference
 from npgym.results import Score
+from npgym.task import Task
 
 GAP_FLOOR = 1e-3
 """Gaps below this (scores above 0.999) are drawn at this height and labelled as perfect."""
@@ -100,3 +102,38 @@ def plot_gaps(report: dict[str, Any], path: str | Path) -> Path:
     target = Path(path)
     figure.savefig(target)
     return target
+
+
+def write_gallery(rows: list[dict[str, Any]], completions: Completions, folder: str | Path) -> str:
+    """Draw each task's worst and best answer (lowest and highest reward, first in row order
+    on a tie) into ``folder/gallery/`` and return a markdown section showing them."""
+    from npgym.render import draw_answer, save_png
+
+    picked: dict[str, list[tuple[float, str, Task[Any, Any], Any, Any, str, Score]]] = {}
+    for row in rows:
+        task, instance = record_instance(row)
+        reference = record_reference(row) or task.reference(instance)
+        for text in completions.texts.get(str(row["id"]), [""]):
+            score = task.score(instance, text, reference)
+            entry = (score.reward, str(row["id"]), task, instance, reference, text, score)
+            best_and_worst = picked.setdefault(task.name, [entry, entry])
+            if score.reward < best_and_worst[0][0]:
+                best_and_worst[0] = entry
+            if score.reward > best_and_worst[1][0]:
+                best_and_worst[1] = entry
+    out = Path(folder) / "gallery"
+    out.mkdir(parents=True, exist_ok=True)
+    lines = ["## Gallery: worst and best answer per task", ""]
+    for name, pair in picked.items():
+        cells, images = [], []
+        for label, (reward, row_id, task, instance, reference, text, score) in zip(
+            ("worst", "best"), pair, strict=True
+        ):
+            path = out / f"{name}-{label}.png"
+            save_png(draw_answer(task, instance, text, reference), path)
+            why = f": {score.reason}" if score.reason else ""
+            cells.append(f"{label}: `{row_id}`, reward {reward:.3f}{why}".replace("|", "/"))
+            images.append(f"![{name} {label}](gallery/{path.name})")
+        lines += [f"### {name}", "", f"| {' | '.join(cells)} |", "|---|---|"]
+        lines += [f"| {' | '.join(images)} |", ""]
+    return "\n".join(lines)
