@@ -8,6 +8,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import npgym
 from npgym.structured import InvalidActionError, StructuredEnv
@@ -176,3 +178,19 @@ def test_hamiltonian_walk_avoids_dead_ends_outside_the_two_core() -> None:
     env = StructuredEnv("HamiltonianCycle", "easy", exact_reference=False)
     observation, _ = env.reset(options={"instance": instance})
     assert observation["action_mask"][:5].tolist() == [1, 1, 1, 0, 0]
+
+
+@settings(max_examples=12)
+@given(
+    task_name=st.sampled_from(TASK_NAMES),
+    seed=st.integers(0, 2**32),
+    policy_seed=st.integers(0, 2**32),
+    difficulty=st.floats(0.0, 0.5),
+)
+def test_any_masked_random_walk_ends_feasible(
+    task_name: str, seed: int, policy_seed: int, difficulty: float
+) -> None:
+    env = StructuredEnv(task_name, difficulty=difficulty, exact_reference=False)
+    total, info = play(env, "random", seed, np.random.default_rng(policy_seed))
+    assert info["feasible"], info["reason"]
+    assert total == pytest.approx(info["reward"])
