@@ -89,7 +89,7 @@ def first_n(count: int, size: int) -> np.ndarray:
 class Episode(ABC):
     """One structured episode on one instance: the partial solution and its legal moves.
 
-    A subclass sets :attr:`task_name`, declares its sizes (:meth:`limits`), spaces
+    A subclass sets :attr:`task_name`, declares its sizes (:meth:`limits_for`), spaces
     (:meth:`spaces`) and action count (:meth:`action_count`), and implements the moves.
     """
 

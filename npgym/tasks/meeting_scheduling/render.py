@@ -126,3 +126,4 @@ def draw(
         axes.set_xticks(ticks)
         axes.set_xticklabels([f"{t // 60:02d}:{t % 60:02d}" for t in ticks], fontsize=6)
         axes.grid(axis="x", color="#eeeeee")
+        axes.set_axisbelow(True)
