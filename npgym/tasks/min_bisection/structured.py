@@ -85,11 +85,14 @@ class MinBisectionEpisode(Episode):
         return float(self.instance.weights[across].sum() // 2)
 
     def greedy_action(self) -> int:
-        """The legal part with the heavier connection to the vertex's placed neighbours."""
+        """The legal part with the heavier connection to the vertex's placed neighbours (the
+        smaller part on a tie)."""
         legal = self.mask()
         if legal.sum() == 1:
             return int(np.argmax(legal))
         row = self.instance.weights[self.vertex]
         side = self.side[: self.instance.n]
         pull = [int(row[side == part].sum()) for part in (0, 1)]
+        if pull[0] == pull[1]:
+            return int((side == 1).sum() < (side == 0).sum())
         return int(pull[1] > pull[0])
