@@ -318,6 +318,29 @@ def export_command(
     click.echo(f"wrote {written} rows to {output}", err=True)
 
 
+@main.command("show")
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option("--answer", help="A completion or just the answer, e.g. '[0, 2, 1, 0]'.")
+@click.option("--reference", "reference_answer", is_flag=True, help="Draw the reference instead.")
+@click.option("--row", "row_id", help="Row id, for a JSONL file or a built dataset folder.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def show_command(
+    source: Path, answer: str | None, reference_answer: bool, row_id: str | None, output: Path
+) -> None:
+    """Draw the instance in SOURCE and an answer to it as a PNG, the mistake marked in red.
+
+    SOURCE is an instance JSON file, a JSONL file of rows (npgym generate) or a built dataset
+    folder (npgym bench build).
+    """
+    from npgym.render import SourceError, show
+
+    try:
+        written = show(source, output, answer, row_id=row_id, reference_answer=reference_answer)
+    except SourceError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"wrote {written}", err=True)
+
+
 @main.group("import")
 def import_group() -> None:
     """Import instances published elsewhere, with npgym-certified references."""

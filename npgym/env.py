@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
 
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
@@ -40,7 +41,7 @@ class NPGymEnv(gym.Env[str, str]):
     proof in seconds.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 (gymnasium API)
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012 (gymnasium API)
 
     def __init__(
         self,
@@ -79,6 +80,7 @@ class NPGymEnv(gym.Env[str, str]):
         self.action_space = spaces.Text(MAX_TEXT_CHARS, min_length=0, charset=TEXT_CHARSET)
         self.session: RepairSession | None = None
         self._observation = ""
+        self._answer: str | None = None
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -100,6 +102,7 @@ class NPGymEnv(gym.Env[str, str]):
             self.task, instance, reference, self.repair, self.reward_config
         )
         self._observation = self.task.prompt(instance)
+        self._answer = None
         return self._observation, {"instance": instance, "reference": reference}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -108,6 +111,7 @@ class NPGymEnv(gym.Env[str, str]):
             raise RuntimeError("the episode is over; call reset() first")
         before = self.session.reward() if self.session.scores else 0.0
         attempt = self.session.submit(action)
+        self._answer = action
         episode_reward = self.session.reward()
         self._observation = attempt.feedback
         info = {
@@ -117,6 +121,29 @@ class NPGymEnv(gym.Env[str, str]):
         }
         return self._observation, episode_reward - before, attempt.done, False, info
 
-    def render(self) -> str | None:
-        """The current observation text (``render_mode="ansi"``)."""
-        return self._observation if self.render_mode == "ansi" else None
+    def render(self) -> str | np.ndarray | None:
+        """The current observation text (``ansi``), or a picture of the instance and the last
+        answer with its mistake marked (``rgb_array``, see :mod:`npgym.render`)."""
+        if self.render_mode == "ansi":
+            return self._observation
+        if self.render_mode == "rgb_array" and self.session is not None:
+            from npgym.render import draw_answer
+
+            session = self.session
+            return draw_answer(self.task, session.instance, self._answer, session.reference)
+        return None
+
+
+def make_env(
+    task: str, tier: str | None = "medium", *, mode: str = "text", **options: Any
+) -> gym.Env:
+    """The entry point of every ``npgym/<Task>-<tier>`` id: ``mode="text"`` (the default)
+    gives :class:`NPGymEnv`, ``mode="structured"`` the classic-RL
+    :class:`npgym.structured.StructuredEnv`."""
+    if mode == "text":
+        return NPGymEnv(task, tier, **options)
+    if mode == "structured":
+        from npgym.structured import StructuredEnv
+
+        return StructuredEnv(task, tier, **options)
+    raise ValueError(f"unknown mode {mode!r}; choose 'text' or 'structured'")

@@ -31,11 +31,11 @@ TASKS: dict[str, str] = {
 """Task name -> ``module:Class``, in the order tasks are listed."""
 
 ENV_NAMESPACE = "npgym"
-ENV_ENTRY_POINT = "npgym.env:NPGymEnv"
 CURRICULUM_ENV_ID = f"{ENV_NAMESPACE}/Curriculum"
 """The adaptive-curriculum env (:class:`npgym.curriculum.CurriculumEnv`) over chosen tasks."""
 ENTRY_POINT_GROUP = "npgym.tasks"
 """Entry-point group through which installed packages add tasks."""
+ENV_ENTRY_POINT = "npgym.env:make_env"
 
 
 def list_tasks() -> list[str]:

@@ -1,0 +1,331 @@
+"""Pictures of an instance and an answer, drawn so that a person sees the mistake.
+
+:func:`draw_answer` pictures a completion (the ``rgb_array`` render of the text env and
+``npgym show``), :func:`draw` an already parsed, possibly partial, solution (the structured
+env's render). Each task's drawing lives in ``npgym/tasks/<name>/render.py``: the tour with its
+missing cities ringed, the clashing edge in red, overlapping meetings in red, the uncovered
+elements, the knapsack's overweight in red... Mistakes are always red (:data:`MISTAKE`).
+
+matplotlib is imported here, lazily, and used through its Agg canvas only (no pyplot state, no
+window), so ``import npgym`` and ``gym.make`` without a ``render_mode`` never load it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from npgym.answer import AnswerFormatError
+from npgym.instance import Instance
+from npgym.results import Reference, Score, Verdict
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from npgym.task import Task
+
+DRAWERS: dict[str, str] = {
+    "TSP": "npgym.tasks.tsp.render:draw",
+    "MaxClique": "npgym.tasks.max_clique.render:draw",
+    "MaxIndependentSet": "npgym.tasks.max_independent_set.render:draw",
+    "GraphColoring": "npgym.tasks.graph_coloring.render:draw",
+    "MeetingScheduling": "npgym.tasks.meeting_scheduling.render:draw",
+    "HamiltonianCycle": "npgym.tasks.hamiltonian_cycle.render:draw",
+    "SubsetSum": "npgym.tasks.subset_sum.render:draw",
+    "SetCover": "npgym.tasks.set_cover.render:draw",
+    "Knapsack": "npgym.tasks.knapsack.render:draw",
+    "MinBisection": "npgym.tasks.min_bisection.render:draw",
+}
+"""Task name -> ``module:function(fig, instance, solution, partial)`` that draws it."""
+
+MISTAKE = "#d62728"
+GOOD = "#2ca02c"
+CHOSEN = "#ff7f0e"
+PLAIN = "#1f77b4"
+FAINT = "#c7c7c7"
+FIGURE_SIZE = (7.2, 5.4)
+DPI = 100
+
+
+def draw(
+    task: Task[Any, Any],
+    instance: Instance,
+    solution: Any,
+    *,
+    partial: bool = False,
+    headline: str | None = None,
+) -> np.ndarray:
+    """An ``(H, W, 3)`` ``uint8`` picture of ``instance`` and ``solution`` (None: none yet).
+
+    ``solution`` is any value :meth:`Task.to_solution` accepts; ``partial`` marks a solution
+    still being built (structured mode), whose unfinished parts are not mistakes.
+    ``headline`` replaces the first title line (by default the verifier's verdict).
+    """
+    shaped, problem = None, ""
+    if solution is not None:
+        try:
+            shaped = task.to_solution(solution)
+        except AnswerFormatError as error:
+            problem = f"format error: {error}"
+    if headline is None:
+        if solution is None:
+            headline = "no answer yet"
+        elif problem:
+            headline = problem
+        elif partial:
+            headline = "partial solution"
+        else:
+            headline = verdict_line(task, task.check(instance, shaped))
+    return _render(task, instance, shaped, partial, headline)
+
+
+def draw_answer(
+    task: Task[Any, Any],
+    instance: Instance,
+    completion: str | None,
+    reference: Reference | None = None,
+) -> np.ndarray:
+    """A picture of ``completion``'s answer to ``instance`` (None: the instance alone).
+
+    The title is the score: the verifier's reason for an infeasible answer, or the objective and
+    its ratio to ``reference`` (computed when not given) for a feasible one.
+    """
+    if completion is None:
+        return draw(task, instance, None)
+    score = task.score(instance, completion, reference)
+    try:
+        solution = task.parse(completion)
+    except AnswerFormatError:
+        solution = None
+    return _render(task, instance, solution, False, score_line(task, score))
+
+
+def verdict_line(task: Task[Any, Any], verdict: Verdict) -> str:
+    """``infeasible: <reason>`` or ``feasible, <objective name> <value>``."""
+    if not verdict.feasible:
+        return f"infeasible: {verdict.reason}"
+    return f"feasible, {task.objective_name} {verdict.objective}"
+
+
+def score_line(task: Task[Any, Any], score: Score) -> str:
+    """A score in one line: the failure's reason, or the objective and the ratio."""
+    if not score.format_ok:
+        return f"format error: {score.reason}"
+    if not score.feasible:
+        return f"infeasible: {score.reason}"
+    if score.objective is None:
+        return "feasible: Impossible is correct"
+    return (
+        f"feasible, {task.objective_name} {score.objective} "
+        f"(best known {score.reference_objective}, ratio {score.optimality:.3f})"
+    )
+
+
+def save_png(image: np.ndarray, path: str | Path) -> Path:
+    """Write an ``(H, W, 3)`` picture as a PNG."""
+    from matplotlib.image import imsave
+
+    target = Path(path)
+    imsave(target, image, format="png")
+    return target
+
+
+def _render(
+    task: Task[Any, Any], instance: Instance, shaped: Any, partial: bool, headline: str
+) -> np.ndarray:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=FIGURE_SIZE, dpi=DPI)
+    canvas = FigureCanvasAgg(figure)
+    module_name, function_name = DRAWERS[task.name].split(":")
+    getattr(importlib.import_module(module_name), function_name)(figure, instance, shaped, partial)
+    where = ", ".join(
+        part
+        for part in (
+            f"tier {instance.tier}" if instance.tier else "",
+            f"seed {instance.seed}" if instance.seed is not None else "",
+        )
+        if part
+    )
+    colour = MISTAKE if headline.startswith(("infeasible", "format")) else "black"
+    figure.suptitle(f"{task.name}" + (f" ({where})" if where else ""), fontsize=11, y=0.995)
+    lines = textwrap.wrap(headline, 100, max_lines=2, placeholder=" ...")
+    figure.text(0.5, 0.955, "\n".join(lines), ha="center", va="top", fontsize=9, color=colour)
+    figure.subplots_adjust(top=0.84)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+
+
+# --- helpers the task drawings share ----------------------------------------------------------
+
+
+def circle_layout(n: int) -> np.ndarray:
+    """``(n, 2)`` points on the unit circle, vertex 0 at the top, clockwise."""
+    angles = math.pi / 2 - 2 * math.pi * np.arange(n) / max(n, 1)
+    return np.column_stack([np.cos(angles), np.sin(angles)])
+
+
+def plain_axes(figure: Figure) -> Axes:
+    """One axes without ticks or frame, equal aspect (for graphs and maps)."""
+    axes = figure.add_subplot(1, 1, 1)
+    axes.set_aspect("equal")
+    axes.axis("off")
+    return axes
+
+
+def segments(
+    axes: Axes,
+    points: np.ndarray,
+    pairs: Any,
+    colour: str,
+    width: float = 1.0,
+    style: str = "solid",
+    z: int = 1,
+) -> None:
+    """Draw a line between ``points[u]`` and ``points[v]`` for every ``(u, v)`` in ``pairs``."""
+    from matplotlib.collections import LineCollection
+
+    lines = [(points[u], points[v]) for u, v in pairs]
+    if lines:
+        axes.add_collection(
+            LineCollection(lines, colors=colour, linewidths=width, linestyles=style, zorder=z)
+        )
+
+
+def vertices(
+    axes: Axes,
+    points: np.ndarray,
+    face: Any,
+    edge: Any = "black",
+    size: float = 180,
+    labels: bool = True,
+    width: Any = 1.0,
+) -> None:
+    """Vertex discs with their numbers (small font when there are many)."""
+    axes.scatter(
+        points[:, 0], points[:, 1], s=size, c=face, edgecolors=edge, linewidths=width, zorder=3
+    )
+    if labels:
+        font = 7 if len(points) <= 30 else 5
+        for index, (x, y) in enumerate(points):
+            axes.text(x, y, str(index), ha="center", va="center", fontsize=font, zorder=4)
+
+
+def legend(axes: Axes, entries: list[tuple[str, str, str]]) -> None:
+    """A legend of ``(label, colour, kind)`` with kind ``line``, ``dashed`` or ``dot``."""
+    from matplotlib.lines import Line2D
+
+    handles = []
+    for _label, colour, kind in entries:
+        if kind == "dot":
+            handles.append(
+                Line2D([], [], marker="o", linestyle="", markerfacecolor=colour, color="black")
+            )
+        else:
+            handles.append(
+                Line2D([], [], color=colour, linestyle="--" if kind == "dashed" else "-")
+            )
+    axes.legend(
+        handles,
+        [label for label, _, _ in entries],
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=min(len(entries), 4),
+        fontsize=7,
+        frameon=False,
+    )
+
+
+def valid_ids(values: Any, count: int) -> list[int]:
+    """The entries of an answer's id list that name a real item (out-of-range ids dropped)."""
+    return [int(v) for v in np.asarray(values, dtype=np.int64).ravel() if 0 <= v < count]
+
+
+# --- npgym show ---------------------------------------------------------------------------------
+
+
+class SourceError(ValueError):
+    """An instance file, row or answer that ``npgym show`` cannot use; the message says why."""
+
+
+def load_source(
+    path: str | Path, row_id: str | None = None
+) -> tuple[Task[Any, Any], Instance, Reference | None, str | None]:
+    """The task, instance, reference (if stored) and row id in ``path``.
+
+    ``path`` is an instance JSON file (``Instance.to_json``), a JSON-lines file of rows from
+    ``npgym generate`` or an export, or a built dataset folder (``npgym bench build``). Rows are
+    chosen by ``row_id``; without one the file must hold a single row, or the first is taken.
+    """
+    import json
+
+    from npgym.records import RecordError, read_jsonl, record_instance, record_reference
+    from npgym.registry import get_task
+
+    source = Path(path)
+    try:
+        if source.is_dir():
+            from npgym.npbench.build import BuildError, read_dataset
+
+            try:
+                rows = list(read_dataset(source))
+            except BuildError as error:
+                raise SourceError(str(error)) from error
+        else:
+            text = source.read_text(encoding="utf-8")
+            try:
+                whole = json.loads(text)
+            except json.JSONDecodeError:
+                whole = None
+            if isinstance(whole, dict) and "instance" not in whole:
+                if row_id is not None:
+                    raise SourceError(f"{source} holds one instance, not rows; drop --row")
+                task = get_task(str(whole.get("task")))
+                return task, task.from_json(text), None, None
+            rows = [whole] if isinstance(whole, dict) else list(read_jsonl(source))
+        if not rows:
+            raise SourceError(f"{source} holds no rows")
+        if row_id is None:
+            row = rows[0]
+        else:
+            matches = [row for row in rows if str(row.get("id")) == str(row_id)]
+            if not matches:
+                raise SourceError(f"no row with id {row_id!r} in {source}")
+            row = matches[0]
+        task, instance = record_instance(row)
+        return task, instance, record_reference(row), row.get("id")
+    except (OSError, KeyError, RecordError) as error:
+        raise SourceError(f"cannot read an instance from {source}: {error}") from error
+    except ValueError as error:
+        if isinstance(error, SourceError):
+            raise
+        raise SourceError(f"{source} is not a valid instance: {error}") from error
+
+
+def show(
+    path: str | Path,
+    output: str | Path,
+    answer: str | None = None,
+    *,
+    row_id: str | None = None,
+    reference_answer: bool = False,
+) -> Path:
+    """Draw the instance in ``path`` with ``answer`` (a completion, or just the bracketed value)
+    or, with ``reference_answer``, its reference solution, and save it as a PNG."""
+    task, instance, reference, _ = load_source(path, row_id)
+    if reference_answer:
+        if answer is not None:
+            raise SourceError("give an answer or ask for the reference, not both")
+        reference = reference or task.reference(instance)
+        answer = task.format_answer(reference.solution)
+    elif answer is not None and "answer" not in answer.lower() and "\\boxed" not in answer:
+        answer = "Answer: " + answer
+    image = draw_answer(task, instance, answer, reference)
+    return save_png(image, output)

@@ -1,0 +1,313 @@
+"""Classic-RL mode: ``gym.make("npgym/TSP-hard", mode="structured")``.
+
+The observation is a dict of numpy arrays (distances, adjacency, weights, capacities... and the
+partial solution), the action a :class:`~gymnasium.spaces.Discrete` choice that extends the
+partial solution by one step (the next city, include or skip the next item, a colour for the
+next vertex...). The observation's ``action_mask`` (``int8``, 1 = legal) marks the moves that
+keep the solution feasible, so a policy that only picks legal moves always ends with a feasible
+answer (SetCover's ``Impossible`` and HamiltonianCycle's cycles included). Each task's design
+lives in ``npgym/tasks/<name>/structured.py``; ``docs/structured.md`` tabulates them.
+
+Sizes: arrays are padded to the largest instance the tier (or difficulty, or config override)
+can draw, so the spaces are fixed per env id; ``node_mask``-style keys mark the real entries,
+padding is 0 and padded actions are never legal.
+
+Reward: 0 on every step but the last, whose reward is ``task.score`` of the built solution's
+``task.format_answer`` text (``info`` holds the score and the ``answer``). With ``shaping=w > 0``
+each step also earns ``w`` times the change in the partial objective, divided by the reference
+objective (signed so that progress is positive), and the last step pays the accumulated shaping
+back, so the return of an episode is still exactly the task reward.
+
+Illegal moves: an action that is masked, out of range or not an integer ends the episode with
+a format failure (``reward.format_fail + reward.infeasible``, -2.5 by default: worse than any
+built answer) and ``info["reason"]`` says why; ``invalid_action="raise"`` raises
+:class:`InvalidActionError` instead. Neither ever crashes the environment.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from pydantic import BaseModel
+
+from npgym.instance import Instance
+from npgym.reward import RewardConfig
+from npgym.task import Task
+
+EPISODES: dict[str, str] = {
+    "TSP": "npgym.tasks.tsp.structured:TSPEpisode",
+    "MaxClique": "npgym.tasks.max_clique.structured:MaxCliqueEpisode",
+    "MaxIndependentSet": "npgym.tasks.max_independent_set.structured:MaxIndependentSetEpisode",
+    "GraphColoring": "npgym.tasks.graph_coloring.structured:GraphColoringEpisode",
+    "MeetingScheduling": "npgym.tasks.meeting_scheduling.structured:MeetingSchedulingEpisode",
+    "HamiltonianCycle": "npgym.tasks.hamiltonian_cycle.structured:HamiltonianCycleEpisode",
+    "SubsetSum": "npgym.tasks.subset_sum.structured:SubsetSumEpisode",
+    "SetCover": "npgym.tasks.set_cover.structured:SetCoverEpisode",
+    "Knapsack": "npgym.tasks.knapsack.structured:KnapsackEpisode",
+    "MinBisection": "npgym.tasks.min_bisection.structured:MinBisectionEpisode",
+}
+"""Task name -> ``module:Class`` of its :class:`Episode`."""
+
+InvalidActionPolicy = Literal["penalty", "raise"]
+
+
+class InvalidActionError(ValueError):
+    """A structured-mode action that is out of range, not an integer, or masked."""
+
+
+def flags(shape: tuple[int, ...]) -> spaces.Box:
+    """A 0/1 ``int8`` box (masks, adjacency, membership)."""
+    return spaces.Box(0, 1, shape, np.int8)
+
+
+def integers(low: int, high: int, shape: tuple[int, ...]) -> spaces.Box:
+    """An ``int64`` box."""
+    return spaces.Box(low, high, shape, np.int64)
+
+
+def padded(values: Any, shape: tuple[int, ...], dtype: Any = np.int64, fill: int = 0) -> np.ndarray:
+    """``values`` in the top-left corner of a ``shape`` array filled with ``fill``."""
+    array = np.asarray(values, dtype=dtype)
+    out = np.full(shape, fill, dtype=dtype)
+    out[tuple(slice(0, size) for size in array.shape)] = array
+    return out
+
+
+def first_n(count: int, size: int) -> np.ndarray:
+    """The ``int8`` mask of the first ``count`` of ``size`` entries."""
+    mask = np.zeros(size, np.int8)
+    mask[:count] = 1
+    return mask
+
+
+class Episode(ABC):
+    """One structured episode on one instance: the partial solution and its legal moves.
+
+    A subclass sets :attr:`task_name`, declares its sizes (:meth:`limits_for`), spaces
+    (:meth:`spaces`) and action count (:meth:`action_count`), and implements the moves.
+    """
+
+    task_name: ClassVar[str]
+
+    def __init__(self, instance: Instance, limits: Mapping[str, int]) -> None:
+        self.instance = instance
+        self.limits = dict(limits)
+
+    @classmethod
+    @abstractmethod
+    def limits_for(cls, config: BaseModel) -> dict[str, int]:
+        """The padded sizes for instances drawn with ``config`` (``{"n": n_max}``...)."""
+
+    @classmethod
+    @abstractmethod
+    def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
+        """Observation spaces by key, without ``action_mask``."""
+
+    @classmethod
+    @abstractmethod
+    def action_count(cls, limits: Mapping[str, int]) -> int:
+        """Size of the Discrete action space."""
+
+    @classmethod
+    @abstractmethod
+    def sizes_of(cls, instance: Instance) -> dict[str, int]:
+        """The instance's own sizes, compared with the limits (a bigger one is refused)."""
+
+    @abstractmethod
+    def observation(self) -> dict[str, np.ndarray]:
+        """Every key of :meth:`spaces` (``action_mask`` is added by the env)."""
+
+    @abstractmethod
+    def mask(self) -> np.ndarray:
+        """Boolean legality of each action now."""
+
+    @abstractmethod
+    def apply(self, action: int) -> bool:
+        """Make a legal move; True when the solution is complete."""
+
+    @abstractmethod
+    def solution(self) -> Any:
+        """The solution built so far, in the task's answer shape."""
+
+    @abstractmethod
+    def partial_objective(self) -> float:
+        """The objective of the partial solution (for optional shaping)."""
+
+    @abstractmethod
+    def greedy_action(self) -> int:
+        """A legal move of a simple constructive heuristic (a baseline and a test policy)."""
+
+
+def episode_type(task_name: str) -> type[Episode]:
+    """The :class:`Episode` class of a task."""
+    module_name, class_name = EPISODES[task_name].split(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
+    """One task at one tier in classic-RL form (see the module docstring).
+
+    Options as for the text env (``tier``, ``difficulty``, ``config``, ``reward``,
+    ``exact_reference``, ``reference_time_limit``), plus ``shaping`` (dense shaping weight,
+    default 0), ``invalid_action`` (``"penalty"`` or ``"raise"``) and ``render_mode``
+    (``"rgb_array"``: a picture of the instance and the partial solution).
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}  # noqa: RUF012 (gymnasium API)
+
+    def __init__(
+        self,
+        task: str | Task[Any, Any],
+        tier: str | None = "medium",
+        *,
+        difficulty: float | None = None,
+        config: Mapping[str, Any] | None = None,
+        reward: RewardConfig | Mapping[str, float] | None = None,
+        exact_reference: bool = True,
+        reference_time_limit: float | None = None,
+        shaping: float = 0.0,
+        invalid_action: InvalidActionPolicy = "penalty",
+        render_mode: str | None = None,
+    ) -> None:
+        from npgym.registry import get_task
+
+        self.task = task if isinstance(task, Task) else get_task(task)
+        self.tier = None if difficulty is not None else tier
+        self.difficulty = difficulty
+        self.overrides = dict(config) if config else None
+        resolved = self.task.config(self.tier, difficulty, self.overrides)
+        self.reward_config = (
+            reward
+            if isinstance(reward, RewardConfig)
+            else RewardConfig.model_validate(reward or {})
+        )
+        self.exact_reference = exact_reference
+        self.reference_time_limit = reference_time_limit
+        if not np.isfinite(shaping) or shaping < 0:
+            raise ValueError(f"shaping must be a non-negative number, got {shaping!r}")
+        self.shaping = float(shaping)
+        if invalid_action not in ("penalty", "raise"):
+            raise ValueError(f"invalid_action must be 'penalty' or 'raise', got {invalid_action!r}")
+        self.invalid_action = invalid_action
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"unsupported render_mode {render_mode!r}")
+        self.render_mode = render_mode
+        self.episode_class = episode_type(self.task.name)
+        self.limits = self.episode_class.limits_for(resolved)
+        self.action_count = self.episode_class.action_count(self.limits)
+        self.observation_space = spaces.Dict(
+            {**self.episode_class.spaces(self.limits), "action_mask": flags((self.action_count,))}
+        )
+        self.action_space = spaces.Discrete(self.action_count)
+        self.episode: Episode | None = None
+        self.done = True
+        self._shaped = 0.0
+        self._last_score: Any = None
+
+    # --- episode ------------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """A new instance (``options={"instance": inst}`` plays a given one), nothing built."""
+        super().reset(seed=seed)
+        given = (options or {}).get("instance")
+        if given is not None:
+            if not isinstance(given, self.task.instance_type):
+                raise TypeError(f"options['instance'] must be a {self.task.name} instance")
+            instance = given
+            too_big = {
+                key: (size, self.limits[key])
+                for key, size in self.episode_class.sizes_of(instance).items()
+                if size > self.limits[key]
+            }
+            if too_big:
+                raise ValueError(
+                    f"instance too large for this env's padded spaces: {too_big} (size, limit)"
+                )
+        else:
+            instance_seed = seed if seed is not None else int(self.np_random.integers(2**63))
+            instance = self.task.generate(instance_seed, self.tier, self.difficulty, self.overrides)
+        self.reference = self.task.reference(
+            instance, exact=self.exact_reference, time_limit=self.reference_time_limit
+        )
+        self.episode = self.episode_class(instance, self.limits)
+        self.done = False
+        self._shaped = 0.0
+        self._last_score = None
+        return self._observe(), {"instance": instance, "reference": self.reference}
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Extend the partial solution by ``action``; the last move's reward is the task's."""
+        if self.episode is None or self.done:
+            raise RuntimeError("the episode is over; call reset() first")
+        problem = self._invalid(action)
+        if problem:
+            if self.invalid_action == "raise":
+                raise InvalidActionError(problem)
+            self.done = True
+            weights = self.reward_config
+            penalty = weights.format_fail + weights.infeasible - self._shaped
+            info = {"reason": problem, "invalid_action": True, "feasible": False}
+            return self._observe(), float(penalty), True, False, info
+        before = self.episode.partial_objective()
+        complete = self.episode.apply(int(action))
+        reward = self._shaping_reward(before, self.episode.partial_objective())
+        self._shaped += reward
+        info: dict[str, Any] = {"invalid_action": False}
+        if complete:
+            self.done = True
+            answer = self.task.format_answer(self.episode.solution())
+            score = self.task.score(
+                self.episode.instance, answer, self.reference, self.reward_config
+            )
+            self._last_score = score
+            reward = score.reward - (self._shaped - reward)
+            info.update(score.to_dict(), answer=answer)
+        return self._observe(), float(reward), complete, False, info
+
+    def _invalid(self, action: Any) -> str:
+        """Why ``action`` is not a legal move now ('' when it is)."""
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            return f"action must be an integer in 0..{self.action_count - 1}, got {action!r}"
+        if not 0 <= int(action) < self.action_count:
+            return f"action {int(action)} is outside 0..{self.action_count - 1}"
+        if not self.episode.mask()[int(action)]:  # type: ignore[union-attr]
+            return f"action {int(action)} is masked (illegal now); see observation['action_mask']"
+        return ""
+
+    def _shaping_reward(self, before: float, after: float) -> float:
+        if not self.shaping:
+            return 0.0
+        scale = self.reference.objective or 1
+        sign = 1.0 if self.task.sense == "max" else -1.0
+        return self.shaping * sign * (after - before) / abs(scale)
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        fresh = self.episode.observation()  # type: ignore[union-attr]
+        observation = {key: np.array(value, copy=True) for key, value in fresh.items()}
+        mask = np.zeros(self.action_count, np.int8)
+        if not self.done:
+            mask[:] = self.episode.mask()  # type: ignore[union-attr]
+        observation["action_mask"] = mask
+        return observation
+
+    # --- pictures -----------------------------------------------------------------------------
+
+    def render(self) -> np.ndarray | None:
+        """``rgb_array``: the instance and the partial (or finished) solution as an image."""
+        if self.render_mode != "rgb_array" or self.episode is None:
+            return None
+        from npgym.render import draw
+
+        return draw(
+            self.task, self.episode.instance, self.episode.solution(), partial=not self.done
+        )

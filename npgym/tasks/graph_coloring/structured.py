@@ -1,0 +1,91 @@
+"""GraphColoring in classic-RL form: colour vertices 0, 1, 2... in order, one per step.
+
+Observation (N = the tier's largest vertex count): ``adjacency`` (N, N) int8, ``vertex_mask``
+(N,) int8, ``colours`` (N,) int64 colour of each vertex so far (-1 uncoloured), ``vertex`` (1,)
+int64 the vertex to colour next. Action: Discrete(N), a colour; legal when no coloured neighbour
+has it and it is at most one more than the largest colour used (colours stay 0, 1, 2... with
+no gaps, which removes relabelled duplicates). A legal colour always exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pydantic import BaseModel
+
+from npgym.structured import Episode, first_n, flags, integers, padded
+from npgym.tasks.graph_coloring.instance import GraphColoringInstance
+
+
+class GraphColoringEpisode(Episode):
+    """Give each vertex in turn a colour its coloured neighbours do not have."""
+
+    task_name = "GraphColoring"
+    instance: GraphColoringInstance
+
+    @classmethod
+    def limits_for(cls, config: BaseModel) -> dict[str, int]:
+        return {"n": config.n_max}  # type: ignore[attr-defined]
+
+    @classmethod
+    def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
+        n = limits["n"]
+        return {
+            "adjacency": flags((n, n)),
+            "vertex_mask": flags((n,)),
+            "colours": integers(-1, n - 1, (n,)),
+            "vertex": integers(0, n, (1,)),
+        }
+
+    @classmethod
+    def action_count(cls, limits: Mapping[str, int]) -> int:
+        return limits["n"]
+
+    @classmethod
+    def sizes_of(cls, instance: GraphColoringInstance) -> dict[str, int]:  # type: ignore[override]
+        return {"n": instance.n}
+
+    def __init__(self, instance: GraphColoringInstance, limits: Mapping[str, int]) -> None:
+        super().__init__(instance, limits)
+        size = limits["n"]
+        self.colours = np.full(size, -1, np.int64)
+        self.vertex = 0
+        self.static = {
+            "adjacency": padded(instance.adjacency, (size, size), np.int8),
+            "vertex_mask": first_n(instance.n, size),
+        }
+
+    def observation(self) -> dict[str, np.ndarray]:
+        return {
+            **self.static,
+            "colours": self.colours.copy(),
+            "vertex": np.array([self.vertex], np.int64),
+        }
+
+    def mask(self) -> np.ndarray:
+        legal = np.zeros(self.limits["n"], np.bool_)
+        if self.vertex >= self.instance.n:
+            return legal
+        legal[: int(self.colours.max()) + 2] = True
+        neighbours = self.instance.adjacency[self.vertex]
+        taken = self.colours[: self.instance.n][neighbours]
+        legal[taken[taken >= 0]] = False
+        return legal
+
+    def apply(self, action: int) -> bool:
+        self.colours[self.vertex] = action
+        self.vertex += 1
+        return self.vertex == self.instance.n
+
+    def solution(self) -> list[int]:
+        return self.colours[: self.vertex].tolist()
+
+    def partial_objective(self) -> float:
+        return float(self.colours.max() + 1)
+
+    def greedy_action(self) -> int:
+        """The smallest legal colour (first fit)."""
+        return int(np.argmax(self.mask()))

@@ -1,0 +1,129 @@
+"""Picture of a MeetingScheduling answer: two timelines over the day. Top, one row per room:
+each scheduled meeting as a box ``m<id> (<attendees>)``, red when it breaks a rule (room
+double-booked, room too small, off the grid or outside the day, scheduled twice) with the rule
+named. Bottom, one row per attendee: free time light green, their meetings blue, red where a
+meeting falls outside their free time or overlaps another of theirs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from npgym.render import MISTAKE, PLAIN
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
+
+FREE = "#d9f2d9"
+
+
+def problems(
+    instance: MeetingSchedulingInstance, entries: list[tuple[int, int, int]]
+) -> list[list[str]]:
+    """For each ``(meeting, room, start)`` entry, the rules it breaks (short phrases)."""
+    found: list[list[str]] = [[] for _ in entries]
+    seen: dict[int, int] = {}
+    for index, (meeting, room, start) in enumerate(entries):
+        spec = instance.meetings[meeting]
+        end = start + spec.duration
+        if meeting in seen:
+            found[index].append("scheduled twice")
+        seen[meeting] = index
+        if (start - instance.day_start) % instance.slot or start < instance.day_start:
+            found[index].append("off the grid")
+        if end > instance.day_end:
+            found[index].append("ends after the day")
+        if instance.rooms[room] < len(spec.attendees):
+            found[index].append(f"room seats {instance.rooms[room]}")
+        for attendee in spec.attendees:
+            if not any(a <= start and end <= b for a, b in instance.availability[attendee]):
+                found[index].append(f"attendee {attendee} unavailable")
+        for other, (meeting2, room2, start2) in enumerate(entries[:index]):
+            end2 = start2 + instance.meetings[meeting2].duration
+            if not (start < end2 and start2 < end):
+                continue
+            if room2 == room:
+                found[index].append(f"room clash with m{meeting2}")
+                found[other].append(f"room clash with m{meeting}")
+            shared = set(spec.attendees) & set(instance.meetings[meeting2].attendees)
+            if shared:
+                found[index].append(f"attendee {min(shared)} also in m{meeting2}")
+                found[other].append(f"attendee {min(shared)} also in m{meeting}")
+    return found
+
+
+def draw(
+    figure: Figure, instance: MeetingSchedulingInstance, schedule: np.ndarray | None, partial: bool
+) -> None:
+    rows = [] if schedule is None else [tuple(int(x) for x in row) for row in schedule]
+    entries = [
+        (m, r, s) for m, r, s in rows if 0 <= m < instance.n_meetings and 0 <= r < instance.n_rooms
+    ]
+    issues = problems(instance, entries)
+    grid = figure.add_gridspec(
+        2, 1, height_ratios=(instance.n_rooms, instance.n_attendees), hspace=0.35
+    )
+    rooms_axes, people_axes = figure.add_subplot(grid[0]), figure.add_subplot(grid[1])
+    for index, (meeting, room, start) in enumerate(entries):
+        spec = instance.meetings[meeting]
+        bad = bool(issues[index])
+        rooms_axes.broken_barh(
+            [(start, spec.duration)],
+            (room - 0.4, 0.8),
+            facecolors=MISTAKE if bad else PLAIN,
+            edgecolors="black",
+            alpha=0.75,
+        )
+        label = f"m{meeting} ({len(spec.attendees)})"
+        if bad:
+            label += ": " + issues[index][0]
+        rooms_axes.text(start + 2, room, label, fontsize=6, va="center", clip_on=True)
+    rooms_axes.set_yticks(range(instance.n_rooms))
+    rooms_axes.set_yticklabels(
+        [f"room {r} ({c})" for r, c in enumerate(instance.rooms)], fontsize=6
+    )
+    rooms_axes.set_ylim(instance.n_rooms - 0.5, -0.5)
+    scheduled = {m for m, _, _ in entries}
+    left_out = [m for m in range(instance.n_meetings) if m not in scheduled]
+    broken = sum(1 for found in issues if found)
+    rooms_axes.set_title(
+        f"{len(entries)} meetings placed"
+        + (f", {broken} breaking a rule (red)" if broken else "")
+        + (f"; not scheduled: {left_out}" if left_out and not partial else ""),
+        fontsize=8,
+        color=MISTAKE if broken else "black",
+    )
+    for attendee, intervals in enumerate(instance.availability):
+        people_axes.broken_barh(
+            [(a, b - a) for a, b in intervals], (attendee - 0.45, 0.9), facecolors=FREE
+        )
+    for index, (meeting, _, start) in enumerate(entries):
+        spec = instance.meetings[meeting]
+        for attendee in spec.attendees:
+            clash = any(f"attendee {attendee} " in phrase for phrase in issues[index])
+            people_axes.broken_barh(
+                [(start, spec.duration)],
+                (attendee - 0.3, 0.6),
+                facecolors=MISTAKE if clash else PLAIN,
+                edgecolors="black",
+                alpha=0.6,
+            )
+            people_axes.text(
+                start + 2, attendee, f"m{meeting}", fontsize=5, va="center", clip_on=True
+            )
+    people_axes.set_yticks(range(instance.n_attendees))
+    people_axes.set_yticklabels([f"attendee {a}" for a in range(instance.n_attendees)], fontsize=6)
+    people_axes.set_ylim(instance.n_attendees - 0.5, -0.5)
+    people_axes.set_title(
+        "attendees: free time green, their meetings blue, conflicts red", fontsize=8
+    )
+    ticks = list(range(instance.day_start, instance.day_end + 1, 60))
+    for axes in (rooms_axes, people_axes):
+        axes.set_xlim(instance.day_start, instance.day_end)
+        axes.set_xticks(ticks)
+        axes.set_xticklabels([f"{t // 60:02d}:{t % 60:02d}" for t in ticks], fontsize=6)
+        axes.grid(axis="x", color="#eeeeee")
+        axes.set_axisbelow(True)

@@ -1,0 +1,56 @@
+"""The near-1 report plot and the per-tier metrics behind it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import npgym
+from npgym.npbench.evaluate import Completions, evaluate
+from npgym.npbench.plots import plot_gaps, tier_metrics, write_gallery
+from npgym.records import make_record
+
+
+def rows_and_answers() -> tuple[list[dict], dict[str, list[str]]]:
+    task = npgym.get_task("Knapsack")
+    rows, texts = [], {}
+    for tier in ("easy", "medium"):
+        for seed in range(3):
+            instance = task.generate(seed, tier)
+            reference = task.reference(instance)
+            row = make_record(f"{tier}-{seed}", task, instance, reference)
+            rows.append(row)
+            best = task.format_answer(reference.solution)
+            texts[row["id"]] = [best if tier == "easy" or seed else "Answer: []"]
+    return rows, texts
+
+
+def test_tier_metrics_group_by_tier_and_count_missing_answers() -> None:
+    rows, texts = rows_and_answers()
+    tiers = tier_metrics(rows, Completions(texts))
+    assert list(tiers) == ["easy", "medium"]
+    assert tiers["easy"]["average_ratio"] == 1.0 and tiers["easy"]["success_rate"] == 1.0
+    assert tiers["medium"]["success_rate"] == 1.0  # [] is feasible, with value 0
+    assert tiers["medium"]["average_ratio"] < 1.0
+    del texts["easy-0"]
+    assert tier_metrics(rows, Completions(texts))["easy"]["format_rate"] < 1.0
+
+
+def test_plot_gaps_writes_a_png_with_or_without_tiers(tmp_path: Path) -> None:
+    rows, texts = rows_and_answers()
+    report = evaluate(rows, Completions(texts), source="test")
+    without = plot_gaps(report, tmp_path / "categories.png").read_bytes()
+    report["tiers"] = tier_metrics(rows, Completions(texts))
+    with_tiers = plot_gaps(report, tmp_path / "tiers.png").read_bytes()
+    assert without.startswith(b"\x89PNG") and with_tiers.startswith(b"\x89PNG")
+    assert without != with_tiers
+
+
+def test_gallery_draws_the_worst_and_best_answer_of_each_task(tmp_path: Path) -> None:
+    rows, texts = rows_and_answers()
+    section = write_gallery(rows, Completions(texts), tmp_path)
+    worst = (tmp_path / "gallery" / "Knapsack-worst.png").read_bytes()
+    best = (tmp_path / "gallery" / "Knapsack-best.png").read_bytes()
+    assert worst.startswith(b"\x89PNG") and worst != best
+    assert "![Knapsack worst](gallery/Knapsack-worst.png)" in section
+    assert "worst: `medium-0`, reward 1.000" in section  # the empty answer
+    assert "best: `easy-0`, reward 2.000" in section
