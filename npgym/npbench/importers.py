@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from npgym.datasets import ItemResult
 from npgym.instance import Instance
-from npgym.npbench.build import ItemResult, write_dataset
+from npgym.npbench.build import write_dataset
 from npgym.records import make_record
 from npgym.registry import get_task
 
@@ -103,5 +104,5 @@ def import_np_engine_files(
             f"{path}: {len(questions)} instances, {proven} proven optimal, {elapsed:.1f} s"
         )
     sources = [str(Path(path).name) for path in paths]
-    write_dataset(Path(out_dir), results, {"source": {"np-engine": sources}})
+    write_dataset(Path(out_dir), results, source={"np-engine": sources})
     return "\n".join(lines)
