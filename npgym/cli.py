@@ -130,7 +130,7 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
             found = collect_completions(inline, skip_rows_without_text=True)
         else:
             found = read_completions(completions)
-        scored = score_rows(rows, found, progress=True)
+        scored = score_rows(rows, found, progress=None)
     except (RecordError, CompletionsError) as error:
         raise click.ClickException(str(error)) from error
     for warning in found.warnings:

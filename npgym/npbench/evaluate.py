@@ -192,12 +192,13 @@ class ScoredRows:
 
 
 def score_rows(
-    rows: Iterable[Mapping[str, Any]], completions: Completions, progress: bool = False
+    rows: Iterable[Mapping[str, Any]], completions: Completions, progress: bool | None = False
 ) -> ScoredRows:
     """Score every completion of every row against the row's reference (computed if absent).
 
     A row without completions counts as format failures, one per sample: as many samples as
     the rows with the most have (1 when there are none). Raises ``RecordError`` on a bad row.
+    ``progress``: show a progress bar (``None``: when stderr is a terminal).
     """
     rows = list(rows)
     samples = max((len(texts) for texts in completions.texts.values()), default=1)
@@ -206,7 +207,7 @@ def score_rows(
     known = {str(row.get("id")) for row in rows}
     missing: list[str] = []
     scored: list[ScoredRow] = []
-    for row in tqdm(rows, desc="scoring", unit="row", disable=not progress):
+    for row in tqdm(rows, desc="scoring", unit="row", disable=None if progress is None else not progress):
         task, instance, reference = load_row(row, compute_missing=True)
         identifier = str(row.get("id"))
         texts = completions.texts.get(identifier)
