@@ -7,16 +7,20 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
 from npgym.config import TIERS
-from npgym.datasets import DatasetError, DatasetSpec, make_rows
+from npgym.datasets import Backend, DatasetError, DatasetSpec, ReferenceMode, Split, make_rows
 from npgym.records import RecordError, read_jsonl, write_jsonl
 from npgym.registry import env_id, get_task, list_tasks
+
+if TYPE_CHECKING:
+    from npgym.npbench.agents import Agent
+    from npgym.npbench.export import ExportFormat
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,7 +66,7 @@ def generate(
     config_json: str | None,
     count: int,
     seed: int,
-    reference_mode: str,
+    reference_mode: ReferenceMode,
     time_limit: float | None,
     workers: int,
     output: Path | None,
@@ -214,12 +218,12 @@ def bench_build(
     tasks: str | None,
     tier: str | None,
     mix: str | None,
-    split: str,
+    split: Split,
     seed: int,
-    reference_mode: str,
+    reference_mode: ReferenceMode,
     time_limit: float | None,
     workers: int | None,
-    backend: str,
+    backend: Backend,
     ray_address: str | None,
     exclude: tuple[Path, ...],
     drop_overlap: bool,
@@ -273,7 +277,7 @@ def bench_build(
 @click.option("--split-name", default="test", show_default=True, help="verl extra_info.split.")
 @click.option("--multi-turn", is_flag=True, help="verl: tool-agent rows for multi-turn repair.")
 def export_command(
-    dataset: Path, fmt: str, output: Path, split_name: str, multi_turn: bool
+    dataset: Path, fmt: ExportFormat, output: Path, split_name: str, multi_turn: bool
 ) -> None:
     """Export a built DATASET folder as one file for datasets, verl or TRL."""
     from npgym.npbench.build import BuildError, read_dataset
@@ -359,7 +363,7 @@ def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | 
 def eval_command(
     dataset: Path | None,
     completions: Path | None,
-    agent: str | None,
+    agent: Agent | None,
     endpoint: str | None,
     model: str | None,
     samples: int,
@@ -398,6 +402,8 @@ def eval_command(
             _save_completions(texts.texts, folder / "completions.jsonl")
         else:
             from npgym.npbench.client import sample_endpoint
+
+            assert endpoint is not None and model is not None  # checked above
 
             sampled = folder / "completions.jsonl"
             run = sample_endpoint(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict
 
@@ -57,7 +57,8 @@ class Instance(BaseModel):
 
     def cached(self, key: str, compute: Callable[[], T]) -> T:
         """Return ``compute()``, computed once per instance and kept under ``key``."""
-        cache = self.__pydantic_private__["_cache"]  # direct: pydantic's __getattr__ is slow
+        private = cast(dict[str, Any], self.__pydantic_private__)  # always set on a model
+        cache = private["_cache"]  # direct: pydantic's __getattr__ is slow
         try:
             return cache[key]
         except KeyError:

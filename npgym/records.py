@@ -76,12 +76,11 @@ def make_record(record_id: str, task: Task, instance: Instance, reference: Refer
     return row
 
 
-def load_row(row: Mapping[str, Any], compute_missing: bool = False) -> LoadedRow:
+def load_row(row: Mapping[str, Any]) -> LoadedRow:
     """Decode a row's task, instance and reference: the one row loader of npgym.
 
     ``instance`` and ``reference`` may be JSON strings (as files store them) or objects.
     Decoding is cached on the JSON text, since trainers score the same rows again and again.
-    With ``compute_missing`` a row without a reference gets the task's (memoised) reference.
     Raises :class:`RecordError` naming the row.
     """
     where = f"row {row.get('id', '?')!r}"
@@ -94,10 +93,13 @@ def load_row(row: Mapping[str, Any], compute_missing: bool = False) -> LoadedRow
     reference = row.get("reference")
     if reference is not None and not isinstance(reference, str):
         reference = json.dumps(reference)
-    loaded = _decode(task.name, text, reference or None, where)
-    if compute_missing and loaded.reference is None:
-        return loaded._replace(reference=loaded.task.reference(loaded.instance))
-    return loaded
+    return _decode(task.name, text, reference or None, where)
+
+
+def load_solved_row(row: Mapping[str, Any]) -> tuple[Task, Instance, Reference]:
+    """:func:`load_row`, with the task's (memoised) reference when the row has none."""
+    task, instance, reference = load_row(row)
+    return task, instance, reference or task.reference(instance)
 
 
 def _decode(task_name: str, instance: str, reference: str | None, where: str) -> LoadedRow:

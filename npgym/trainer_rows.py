@@ -43,14 +43,8 @@ class TrlRow(TypedDict):
     reference_objective: int | float | None
 
 
-class RewardParts(TypedDict):
-    """A score split into the terms that sum to the reward, plus two figures to log."""
-
-    format_reward: float
-    feasibility_reward: float
-    optimality_reward: float
-    feasible: float
-    ratio: float
+REWARD_PARTS = ("format_reward", "feasibility_reward", "optimality_reward")
+"""The reward's terms, which sum to the reward."""
 
 
 def chat(prompt: str) -> list[Message]:
@@ -64,7 +58,7 @@ def data_source(row: Mapping[str, Any]) -> str:
     return env_id(row["task"], tier) if tier else f"npgym/{row['task']}"
 
 
-def reward_parts_of(score: Score) -> RewardParts:
+def reward_parts_of(score: Score) -> dict[str, float]:
     """The reward's three terms (they sum to ``score.reward``), ``feasible`` and ``ratio``.
 
     ``format_reward``: the format term; ``feasibility_reward``: 0 if feasible, else the

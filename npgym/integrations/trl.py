@@ -26,7 +26,7 @@ from typing import Any
 from npgym.datasets import DEFAULT_TRAINING_MIX, DatasetSpec, ReferenceMode, make_rows
 from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, RepairSession, as_completion
-from npgym.records import load_row
+from npgym.records import load_row, load_solved_row
 from npgym.registry import get_task, list_tasks
 from npgym.results import Reference, Score
 from npgym.reward import DEFAULT_REWARD, RewardConfig
@@ -252,7 +252,7 @@ class NPGymEnvironment:
     def reset(self, **row: Any) -> str:
         """Start an episode on the row's instance (or a fresh one); return the problem text."""
         if row.get("instance"):
-            task, instance, solved = load_row(row, compute_missing=True)
+            task, instance, solved = load_solved_row(row)
         else:
             index = next(self._seeds)
             task = get_task(self._tasks[index % len(self._tasks)])

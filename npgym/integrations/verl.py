@@ -23,7 +23,7 @@ from typing import Any
 from npgym.answer import AnswerFormatError, extract_answer
 from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, episode_reward
-from npgym.records import load_row as _load_row
+from npgym.records import load_solved_row
 from npgym.results import Reference, Score
 from npgym.task import Task
 from npgym.trainer_rows import TOOL_NAME, reward_parts_of, tools_kwargs
@@ -40,10 +40,9 @@ def load_row(
     task_name: str, instance_json: str, reference_json: str | None
 ) -> tuple[Task, Instance, Reference]:
     """The task, instance and reference of a row (computed when the row has none; cached)."""
-    row = {"task": task_name, "instance": instance_json, "reference": reference_json}
-    task, instance, reference = _load_row(row, compute_missing=True)
-    assert reference is not None  # compute_missing fills it in
-    return task, instance, reference
+    return load_solved_row(
+        {"task": task_name, "instance": instance_json, "reference": reference_json}
+    )
 
 
 def _task_name(data_source: str, extra_info: dict[str, Any]) -> str:

@@ -298,16 +298,17 @@ def write_dataset(
             "seeds": [result.record["seed"] for result in rows],
             "fingerprints": [result.fingerprint for result in rows],
         }
-    manifest: Manifest = {
-        "schema_version": MANIFEST_SCHEMA_VERSION,
-        "row_schema_version": ROW_SCHEMA_VERSION,
-        "npgym_version": __version__,
-    }
-    if spec is not None:
-        manifest["spec"] = spec
-    if source is not None:
-        manifest["source"] = source
-    manifest["tasks"] = tasks
+    described = {"spec": spec, "source": source}
+    manifest = cast(
+        Manifest,
+        {
+            "schema_version": MANIFEST_SCHEMA_VERSION,
+            "row_schema_version": ROW_SCHEMA_VERSION,
+            "npgym_version": __version__,
+            **{key: value for key, value in described.items() if value is not None},
+            "tasks": tasks,
+        },
+    )
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 

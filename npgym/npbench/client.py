@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ def _done_ids(path: Path, samples: int) -> set[str]:
 
 
 def sample_endpoint(
-    rows: Iterable[dict[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     output: str | Path,
     *,
     endpoint: str,
@@ -75,7 +75,7 @@ def sample_endpoint(
     )
     failed: dict[str, str] = {}
 
-    async def ask(row: dict[str, Any], gate: asyncio.Semaphore, handle: Any) -> None:
+    async def ask(row: Mapping[str, Any], gate: asyncio.Semaphore, handle: Any) -> None:
         texts: list[str] = []
         async with gate:
             try:

@@ -25,7 +25,7 @@ from typing import Any, TypedDict, get_args
 
 from tqdm import tqdm
 
-from npgym.records import Row, load_row
+from npgym.records import Row, load_solved_row
 from npgym.registry import get_task
 from npgym.results import Score
 from npgym.task import Category
@@ -207,8 +207,10 @@ def score_rows(
     known = {str(row.get("id")) for row in rows}
     missing: list[str] = []
     scored: list[ScoredRow] = []
-    for row in tqdm(rows, desc="scoring", unit="row", disable=None if progress is None else not progress):
-        task, instance, reference = load_row(row, compute_missing=True)
+    for row in tqdm(
+        rows, desc="scoring", unit="row", disable=None if progress is None else not progress
+    ):
+        task, instance, reference = load_solved_row(row)
         identifier = str(row.get("id"))
         texts = completions.texts.get(identifier)
         if texts is None:

@@ -40,14 +40,14 @@ def export_rows(
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "verl":
-        converted = [verl_row(row, index, split, multi_turn) for index, row in enumerate(rows)]
-        _write_parquet(converted, path, _verl_schema(rows, multi_turn))
+        verl = [verl_row(row, index, split, multi_turn) for index, row in enumerate(rows)]
+        _write_parquet(verl, path, _verl_schema(rows, multi_turn))
     elif fmt == "trl":
-        converted = [trl_row(row) for row in rows]
+        trl = [trl_row(row) for row in rows]
         if path.suffix == ".jsonl":
-            _write_jsonl(converted, path)
+            _write_jsonl(trl, path)
         else:
-            _write_parquet(converted, path, _trl_schema(rows))
+            _write_parquet(trl, path, _trl_schema(rows))
     elif fmt == "parquet":
         _write_parquet(rows, path, _record_schema(rows))
     elif fmt == "jsonl":
