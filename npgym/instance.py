@@ -14,7 +14,7 @@ NonNegInt = Annotated[int, Strict(), Field(ge=0)]
 
 T = TypeVar("T")
 
-META_FIELDS = ("task", "tier", "seed", "difficulty", "config")
+META_FIELDS = ("task", "tier", "seed", "difficulty", "config", "source")
 """Fields that describe how an instance was made rather than the problem itself."""
 
 
@@ -34,6 +34,10 @@ class Instance(BaseModel):
     seed: NonNegInt | None = None
     difficulty: float | None = None
     config: dict[str, Any] | None = None
+    """The generator config that made the instance (``None`` for imported instances)."""
+    source: dict[str, Any] | None = Field(None, exclude_if=lambda value: value is None)
+    """Where an imported instance comes from (file, question id...); left out of the JSON of
+    generated instances, so their bytes do not depend on it."""
 
     _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 

@@ -75,7 +75,7 @@ def read_np_engine(path: str | Path) -> list[tuple[str, Instance]]:
         fields = _tsp_fields(question) if task.name == "TSP" else _knapsack_fields(question)
         provenance = {"source": "np-engine", "file": Path(path).name, "question": question_id}
         try:
-            instance = task.instance_type(task=task.name, config=provenance, **fields)
+            instance = task.instance_type(task=task.name, source=provenance, **fields)
         except ValidationError as error:
             raise NPEngineFormatError(f"{path}: {question_id}: {error}") from error
         instances.append((question_id, instance))
