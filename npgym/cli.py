@@ -44,7 +44,10 @@ def list_command() -> None:
 @click.option("--tier", type=click.Choice(TIERS), help="Tier preset (default: medium).")
 @click.option("--difficulty", type=click.FloatRange(0, 1), help="Continuous difficulty instead.")
 @click.option(
-    "--config", "config_json", help="Generator overrides as JSON, e.g. '{\"n_max\": 80}'."
+    "--overrides",
+    "--config",
+    "config_json",
+    help="Generator config overrides as JSON, e.g. '{\"n_max\": 80}'.",
 )
 @click.option("-n", "count", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
@@ -98,7 +101,7 @@ def generate(
         with _open_output(output) as handle:
             written = write_jsonl((result.record for result in progress), handle)
     except ValidationError as error:
-        raise click.BadParameter(str(error), param_hint="--config") from error
+        raise click.BadParameter(str(error), param_hint="--overrides") from error
     except DatasetError as error:
         raise click.ClickException(str(error)) from error
     if output is not None:
@@ -470,9 +473,11 @@ def _parse_overrides(text: str | None) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise click.BadParameter(f"not valid JSON: {error.msg}", param_hint="--config") from error
+        raise click.BadParameter(
+            f"not valid JSON: {error.msg}", param_hint="--overrides"
+        ) from error
     if not isinstance(value, dict):
-        raise click.BadParameter("expected a JSON object", param_hint="--config")
+        raise click.BadParameter("expected a JSON object", param_hint="--overrides")
     return value
 
 
