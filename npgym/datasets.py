@@ -314,10 +314,9 @@ def _distinct(
             label = _label(item.tier, item.difficulty)
             found = distinct.get((item.task, label), 0)
             raise DatasetError(
-                f"{item.task} {label}: the instance space is too small for this dataset: it gave "
-                f"{found} distinct instances (besides {len(forbidden)} excluded), then "
-                f"{MAX_REDRAWS + 1} draws in a row of instances already taken; ask for at most "
-                f"about {found} or use a harder tier"
+                f"{item.task} {label}: the instance space holds only about {found} distinct "
+                f"instances ({found} found, then {MAX_REDRAWS + 1} draws in a row repeated "
+                f"them); ask for at most {found} per task here, or use a harder setting"
             )
         seen.add(fingerprint)
         key = (item.task, _label(item.tier, item.difficulty))
