@@ -275,7 +275,7 @@ def benchmark_fingerprints(
 @cache
 def _benchmark_fingerprints(task: str, n: int, seed: int) -> frozenset[str]:
     spec = DatasetSpec(tasks=(task,), count=n, seed=seed, reference="none")
-    return frozenset(fingerprint for _, fingerprint in _distinct(spec, plan(spec), {}))
+    return frozenset(instance.fingerprint() for _, instance in _distinct(spec, plan(spec), {}))
 
 
 def forbidden_fingerprints(spec: DatasetSpec) -> dict[str, str]:
@@ -298,7 +298,7 @@ def draw(spec: DatasetSpec, forbidden: Mapping[str, str] | None = None) -> list[
 
 def _distinct(
     spec: DatasetSpec, items: Iterable[WorkItem], forbidden: Mapping[str, str]
-) -> Iterator[tuple[WorkItem, str]]:
+) -> Iterator[tuple[WorkItem, Instance]]:
     """Each item, or its first redraw whose fingerprint is new and not forbidden."""
     seen: set[str] = set()
     distinct: dict[tuple[str, str], int] = {}
@@ -307,7 +307,8 @@ def _distinct(
         for attempt in range(MAX_REDRAWS + 1):
             if attempt:
                 candidate = _item(spec, item.task, item.tier, item.difficulty, item.index, attempt)
-            fingerprint = generate_instance(candidate, spec).fingerprint()
+            instance = generate_instance(candidate, spec)
+            fingerprint = instance.fingerprint()
             if fingerprint not in seen and fingerprint not in forbidden:
                 break
         else:
@@ -321,14 +322,16 @@ def _distinct(
         seen.add(fingerprint)
         key = (item.task, _label(item.tier, item.difficulty))
         distinct[key] = distinct.get(key, 0) + 1
-        yield candidate, fingerprint
+        yield candidate, instance
 
 
-def build_item(item: WorkItem, spec: DatasetSpec) -> ItemResult:
-    """Generate one instance and its reference, and make its row (runs in a worker)."""
+def build_item(item: WorkItem, spec: DatasetSpec, instance: Instance | None = None) -> ItemResult:
+    """Generate one instance (unless given) and its reference, and make its row (runs in a
+    worker, which regenerates the instance from its seed rather than receive it)."""
     task = get_task(item.task)
     started = time.perf_counter()
-    instance = generate_instance(item, spec)
+    if instance is None:
+        instance = generate_instance(item, spec)
     generated = time.perf_counter()
     solved = None
     if spec.reference != "none":
@@ -402,8 +405,8 @@ def _stream(spec: DatasetSpec, forbidden: Mapping[str, str]) -> Iterator[ItemRes
                 tier = tiers[int(rng.choice(len(tiers), p=probabilities))]
             yield _item(spec, task, tier, spec.difficulty, index, 0)
 
-    for item, _ in _distinct(spec, items(), forbidden):
-        yield build_item(item, spec)
+    for item, instance in _distinct(spec, items(), forbidden):
+        yield build_item(item, spec, instance)
 
 
 def execute(
@@ -438,17 +441,18 @@ def worker_count(requested: int | None, items: int) -> int:
     return max(1, min(requested or usable_cores(), usable_cores(), items))
 
 
-def warm_up(tasks: Iterable[str]) -> None:
+def warm_up(tasks: Iterable[str], references: bool = True) -> None:
     """Compile (or load) every numba kernel the tasks use, once, in this process.
 
     Pool workers are forked after this, so they inherit the compiled kernels instead of each
-    importing and compiling them again.
+    importing and compiling them again. Without ``references`` only generation is warmed.
     """
     for name in tasks:
         task = get_task(name)
         instance = task.generate(0, tier="easy")
-        reference = task.reference(instance, time_limit=1.0)
-        task.score(instance, task.format_answer(reference.solution), reference)
+        if references:
+            reference = task.reference(instance, time_limit=1.0)
+            task.score(instance, task.format_answer(reference.solution), reference)
 
 
 def _run_pool(items: list[WorkItem], spec: DatasetSpec, workers: int) -> Iterator[ItemResult]:
@@ -456,7 +460,7 @@ def _run_pool(items: list[WorkItem], spec: DatasetSpec, workers: int) -> Iterato
     methods = multiprocessing.get_all_start_methods()
     method = "fork" if "fork" in methods else "spawn"
     if method == "fork":
-        warm_up({item.task for item in items})
+        warm_up(dict.fromkeys(item.task for item in items), spec.reference != "none")
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(
         max_workers=workers,
