@@ -43,10 +43,6 @@ class TrlRow(TypedDict):
     reference_objective: int | float | None
 
 
-REWARD_PARTS = ("format_reward", "feasibility_reward", "optimality_reward")
-"""The reward's terms, which sum to the reward."""
-
-
 def chat(prompt: str) -> list[Message]:
     """A prompt as a one-message chat (the conversational format of TRL and verl)."""
     return [{"role": "user", "content": prompt}]
