@@ -12,8 +12,7 @@ from npgym.registry import env_id, get_task, list_tasks, register_envs, register
 from npgym.results import Reference, Score, Verdict
 from npgym.reward import RewardConfig
 from npgym.task import Task
-
-__version__ = "0.1.0"
+from npgym.version import __version__
 
 
 def load_environment(**env_args: Any) -> Any:

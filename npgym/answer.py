@@ -150,7 +150,7 @@ def parse_value(segment: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:
     return value
 
 
-def _int_items(body: str) -> list[int]:
+def _int_items(body: str) -> list[Value]:
     """The integers of a list body already matched by ``_FLAT`` (a trailing comma allowed).
 
     Each integer is converted from its digits alone: the separators around it may be characters

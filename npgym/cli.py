@@ -7,25 +7,20 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
 from npgym.config import TIERS
-from npgym.npbench.build import benchmark_fingerprints
-from npgym.records import (
-    RecordError,
-    make_record,
-    read_jsonl,
-    record_instance,
-    record_reference,
-    write_jsonl,
-)
+from npgym.datasets import Backend, DatasetError, DatasetSpec, ReferenceMode, Split, make_rows
+from npgym.records import RecordError, read_jsonl, write_jsonl
 from npgym.registry import env_id, get_task, list_tasks
-from npgym.results import Score
-from npgym.seeding import derive_seed
+
+if TYPE_CHECKING:
+    from npgym.npbench.agents import Agent
+    from npgym.npbench.export import ExportFormat
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,7 +46,10 @@ def list_command() -> None:
 @click.option("--tier", type=click.Choice(TIERS), help="Tier preset (default: medium).")
 @click.option("--difficulty", type=click.FloatRange(0, 1), help="Continuous difficulty instead.")
 @click.option(
-    "--config", "config_json", help="Generator overrides as JSON, e.g. '{\"n_max\": 80}'."
+    "--overrides",
+    "--config",
+    "config_json",
+    help="Generator config overrides as JSON, e.g. '{\"n_max\": 80}'.",
 )
 @click.option("-n", "count", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
@@ -64,6 +62,7 @@ def list_command() -> None:
     help="Reference to store: proven optimum, heuristic only, or none.",
 )
 @click.option("--time-limit", type=click.FloatRange(min=0.1), help="Seconds per exact proof.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="JSONL file.")
 def generate(
     task_name: str,
@@ -72,48 +71,41 @@ def generate(
     config_json: str | None,
     count: int,
     seed: int,
-    reference_mode: str,
+    reference_mode: ReferenceMode,
     time_limit: float | None,
+    workers: int,
     output: Path | None,
 ) -> None:
     """Generate COUNT instances of TASK as JSON lines (id, prompt, instance, reference...).
 
     Instance seeds are derived from (SEED, TASK, tier, index), so files built from different
-    base seeds share no instances by construction; an instance that is also in NP-Bench stops
-    the run.
+    base seeds share no instances by construction; the instances are distinct, and one that
+    is also in NP-Bench is redrawn.
     """
     task = _task_or_fail(task_name)
     if tier is not None and difficulty is not None:
         raise click.UsageError("give --tier or --difficulty, not both")
-    overrides = _parse_overrides(config_json)
     try:
-        task.config(tier, difficulty, overrides)
-    except (ValidationError, ValueError) as error:
-        raise click.BadParameter(str(error), param_hint="--config") from error
-    label = tier or (f"d{difficulty:g}" if difficulty is not None else "medium")
-    if difficulty is None:
-        tier = tier or "medium"
-
-    benchmark = benchmark_fingerprints([task.name])
-
-    def rows() -> Iterator[dict[str, Any]]:
-        for index in tqdm(range(count), desc=f"{task.name} {label}", unit="inst", disable=None):
-            instance_seed = derive_seed(seed, task.name, label, index)
-            instance = task.generate(instance_seed, tier, difficulty, overrides)
-            if instance.fingerprint() in benchmark:
-                raise click.ClickException(
-                    f"instance {index} (seed {instance_seed}) is an NP-Bench instance; "
-                    "choose another --seed"
-                )
-            reference = None
-            if reference_mode != "none":
-                reference = task.reference(
-                    instance, exact=reference_mode == "exact", time_limit=time_limit
-                )
-            yield make_record(f"{task.name}-{label}-s{seed}-{index:05d}", task, instance, reference)
-
-    with _open_output(output) as handle:
-        written = write_jsonl(rows(), handle)
+        spec = DatasetSpec(
+            split="generate",
+            tasks=(task.name,),
+            count=count,
+            mix=None if difficulty is not None else {tier or "medium": 1.0},
+            difficulty=difficulty,
+            overrides=_parse_overrides(config_json),
+            seed=seed,
+            reference=reference_mode,
+            time_limit=time_limit,
+        )
+        rows = make_rows(spec, workers=workers)
+        label = tier or (f"d{difficulty:g}" if difficulty is not None else "medium")
+        progress = tqdm(rows, total=count, desc=f"{task.name} {label}", unit="inst", disable=None)
+        with _open_output(output) as handle:
+            written = write_jsonl((result.record for result in progress), handle)
+    except ValidationError as error:
+        raise click.BadParameter(str(error), param_hint="--overrides") from error
+    except DatasetError as error:
+        raise click.ClickException(str(error)) from error
     if output is not None:
         click.echo(f"wrote {written} instances to {output}", err=True)
 
@@ -136,6 +128,7 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
         CompletionsError,
         collect_completions,
         read_completions,
+        score_rows,
         summarize,
     )
 
@@ -146,44 +139,30 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
             found = collect_completions(inline, skip_rows_without_text=True)
         else:
             found = read_completions(completions)
+        scored = score_rows(rows, found, progress=None)
     except (RecordError, CompletionsError) as error:
         raise click.ClickException(str(error)) from error
     for warning in found.warnings:
         click.echo(f"warning: {warning}", err=True)
-    answers = found.texts
-    known = {str(row.get("id")) for row in rows}
-    unknown = [identifier for identifier in answers if identifier not in known]
-    if unknown:
-        click.echo(f"warning: {len(unknown)} completion ids not in {data}: {unknown[:5]}", err=True)
-    scores: list[Score] = []
-    missing = 0
-
-    def results() -> Iterator[dict[str, Any]]:
-        nonlocal missing
-        for row in tqdm(rows, desc="scoring", unit="row", disable=None):
-            try:
-                task, instance = record_instance(row)
-                reference = record_reference(row)
-            except RecordError as error:
-                raise click.ClickException(str(error)) from error
-            texts = answers.get(str(row.get("id")))
-            if texts is None:
-                missing += 1
-                texts = [""]
-            row_scores = [task.score(instance, text, reference) for text in texts]
-            scores.extend(row_scores)
-            yield {
-                "id": row.get("id"),
-                "task": task.name,
-                "scores": [s.to_dict() for s in row_scores],
-            }
-
-    with _open_output(output) as handle:
-        write_jsonl(results(), handle)
-    if missing:
+    if scored.unknown:
         click.echo(
-            f"warning: {missing} rows had no completion; scored as format failures", err=True
+            f"warning: {len(scored.unknown)} completion ids not in {data}: {scored.unknown[:5]}",
+            err=True,
         )
+    with _open_output(output) as handle:
+        write_jsonl(
+            (
+                {"id": row.id, "task": row.task, "scores": [s.to_dict() for s in row.scores]}
+                for row in scored.rows
+            ),
+            handle,
+        )
+    if scored.missing:
+        click.echo(
+            f"warning: {len(scored.missing)} rows had no completion; scored as format failures",
+            err=True,
+        )
+    scores = [score for row in scored.rows for score in row.scores]
     if scores:
         overall = summarize([[score] for score in scores])
         click.echo(
@@ -244,18 +223,18 @@ def bench_build(
     tasks: str | None,
     tier: str | None,
     mix: str | None,
-    split: str,
+    split: Split,
     seed: int,
-    reference_mode: str,
+    reference_mode: ReferenceMode,
     time_limit: float | None,
     workers: int | None,
-    backend: str,
+    backend: Backend,
     ray_address: str | None,
     exclude: tuple[Path, ...],
     drop_overlap: bool,
 ) -> None:
     """Build instances with references into OUTPUT (resumes an interrupted build)."""
-    from npgym.npbench.build import BuildError, BuildSpec, build
+    from npgym.npbench.build import BuildSpec, build
 
     if tier and mix:
         raise click.UsageError("give --tier or --mix, not both")
@@ -263,7 +242,7 @@ def bench_build(
         spec = BuildSpec(
             split=split,
             tasks=tuple(tasks.split(",")) if tasks else tuple(list_tasks()),
-            n=count,
+            count=count,
             mix=_parse_mix(mix) if mix else {tier or "benchmark": 1.0},
             seed=seed,
             reference=reference_mode,
@@ -278,7 +257,7 @@ def bench_build(
             exclude=exclude,
             drop_overlap=drop_overlap,
         )
-    except (ValidationError, KeyError, BuildError) as error:
+    except (ValidationError, KeyError, DatasetError) as error:
         raise click.ClickException(str(error)) from error
     click.echo(
         f"built {summary.computed} instances ({summary.resumed} resumed) in "
@@ -303,7 +282,7 @@ def bench_build(
 @click.option("--split-name", default="test", show_default=True, help="verl extra_info.split.")
 @click.option("--multi-turn", is_flag=True, help="verl: tool-agent rows for multi-turn repair.")
 def export_command(
-    dataset: Path, fmt: str, output: Path, split_name: str, multi_turn: bool
+    dataset: Path, fmt: ExportFormat, output: Path, split_name: str, multi_turn: bool
 ) -> None:
     """Export a built DATASET folder as one file for datasets, verl or TRL."""
     from npgym.npbench.build import BuildError, read_dataset
@@ -424,7 +403,7 @@ def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | 
 def eval_command(
     dataset: Path | None,
     completions: Path | None,
-    agent: str | None,
+    agent: Agent | None,
     endpoint: str | None,
     model: str | None,
     samples: int,
@@ -540,7 +519,7 @@ def _task_or_fail(name: str) -> Any:
 
 
 def _parse_overrides(text: str | None) -> dict[str, Any] | None:
-    return _parse_json_object(text, "--config")
+    return _parse_json_object(text, "--overrides")
 
 
 def _parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import annotated_types
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -108,15 +108,13 @@ def _clamp(value: float, constraints: list[Any]) -> Any:
     integral = isinstance(value, int)
     for constraint in constraints:
         if isinstance(constraint, annotated_types.Ge):
-            value = max(value, constraint.ge)
+            value = max(value, cast(float, constraint.ge))
         elif isinstance(constraint, annotated_types.Gt):
-            value = max(
-                value, constraint.gt + 1 if integral else math.nextafter(constraint.gt, math.inf)
-            )
+            low = cast(float, constraint.gt)
+            value = max(value, low + 1 if integral else math.nextafter(low, math.inf))
         elif isinstance(constraint, annotated_types.Le):
-            value = min(value, constraint.le)
+            value = min(value, cast(float, constraint.le))
         elif isinstance(constraint, annotated_types.Lt):
-            value = min(
-                value, constraint.lt - 1 if integral else math.nextafter(constraint.lt, -math.inf)
-            )
+            high = cast(float, constraint.lt)
+            value = min(value, high - 1 if integral else math.nextafter(high, -math.inf))
     return value

@@ -20,8 +20,8 @@ with the default (``np-engine``) reward weights: it passes when it is at least
 
 Tasks are drawn uniformly with a seeded generator. Instances never repeat (their fingerprints are
 remembered) and never come from NP-Bench (its fingerprints are excluded); their seeds come from
-``derive_seed("curriculum", seed, task, counter)``, so a curriculum replays exactly from its
-state: :meth:`AdaptiveCurriculum.state_dict` and :meth:`AdaptiveCurriculum.from_state`.
+``derive_seed("adaptive-curriculum", seed, task, counter)``, so a curriculum replays exactly
+from its state: :meth:`AdaptiveCurriculum.state_dict` and :meth:`AdaptiveCurriculum.from_state`.
 """
 
 from __future__ import annotations
@@ -121,10 +121,10 @@ class AdaptiveCurriculum:
         self.max_difficulty = float(max_difficulty)
         self.memory = int(memory)
         self.exclude_benchmark = exclude_benchmark
-        self._rng = np.random.default_rng(derive_seed("curriculum-tasks", seed))
+        self._rng = np.random.default_rng(derive_seed("adaptive-curriculum-tasks", seed))
         self._states = {name: _TaskState(float(start)) for name in self.tasks}
         self._seen: set[str] = set()
-        self._benchmark: dict[str, set[str]] = {}
+        self._benchmark: dict[str, frozenset[str]] = {}
         self._open: OrderedDict[str, tuple[str, int]] = OrderedDict()
         self.history: deque[tuple[str, float, bool]] = deque(maxlen=memory)
         """The latest reports as ``(task, frontier difficulty, passed)``, for logging."""
@@ -149,7 +149,7 @@ class AdaptiveCurriculum:
         for _ in range(MAX_REDRAWS):
             counter = state.issued
             state.issued += 1
-            seed = derive_seed("curriculum", self.seed, name, counter)
+            seed = derive_seed("adaptive-curriculum", self.seed, name, counter)
             instance = task_object.generate(seed, difficulty=state.difficulty)
             fingerprint = instance.fingerprint()
             if fingerprint in self._seen or fingerprint in excluded:
@@ -164,11 +164,11 @@ class AdaptiveCurriculum:
             f"{name} at difficulty {state.difficulty} gave no new instance in {MAX_REDRAWS} draws"
         )
 
-    def _benchmark_fingerprints(self, task: str) -> set[str]:
+    def _benchmark_fingerprints(self, task: str) -> frozenset[str]:
         if not self.exclude_benchmark:
-            return set()
+            return frozenset()
         if task not in self._benchmark:
-            from npgym.npbench.build import benchmark_fingerprints
+            from npgym.datasets import benchmark_fingerprints
 
             self._benchmark[task] = benchmark_fingerprints([task])
         return self._benchmark[task]

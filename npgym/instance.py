@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict
 
@@ -16,7 +16,7 @@ FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 
 T = TypeVar("T")
 
-META_FIELDS = ("task", "tier", "seed", "difficulty", "config")
+META_FIELDS = ("task", "tier", "seed", "difficulty", "config", "source")
 """Fields that describe how an instance was made rather than the problem itself."""
 
 
@@ -36,6 +36,10 @@ class Instance(BaseModel):
     seed: NonNegInt | None = None
     difficulty: FiniteFloat | None = None
     config: dict[str, Any] | None = None
+    """The generator config that made the instance (``None`` for imported instances)."""
+    source: dict[str, Any] | None = Field(None, exclude_if=lambda value: value is None)
+    """Where an imported instance comes from (file, question id...); left out of the JSON of
+    generated instances, so their bytes do not depend on it."""
 
     _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -59,7 +63,8 @@ class Instance(BaseModel):
 
     def cached(self, key: str, compute: Callable[[], T]) -> T:
         """Return ``compute()``, computed once per instance and kept under ``key``."""
-        cache = self.__pydantic_private__["_cache"]  # direct: pydantic's __getattr__ is slow
+        private = cast(dict[str, Any], self.__pydantic_private__)  # always set on a model
+        cache = private["_cache"]  # direct: pydantic's __getattr__ is slow
         try:
             return cache[key]
         except KeyError:

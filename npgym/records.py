@@ -9,25 +9,55 @@ parsing, ``reference_objective``, ``proven_optimal`` and ``reference_method``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple, TypedDict
+
+from typing_extensions import NotRequired
 
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Reference
 from npgym.task import Task
 
+ROW_SCHEMA_VERSION = 1
+"""Version of the row layout below; manifests record it (rows stay lean: no per-row copy)."""
+
 
 class RecordError(ValueError):
     """A row or file that is not in npgym's record format; the message says where and why."""
 
 
-def make_record(
-    record_id: str, task: Task, instance: Instance, reference: Reference | None
-) -> dict[str, Any]:
+class Row(TypedDict):
+    """One dataset row, as every npgym file stores it (schema :data:`ROW_SCHEMA_VERSION`)."""
+
+    id: str
+    task: str
+    tier: str | None
+    seed: int | None
+    difficulty: float | None
+    prompt: str
+    instance: str
+    """The instance's JSON (tasks have different fields, which fit no single Arrow struct)."""
+    reference: NotRequired[str]
+    """The :class:`Reference` as JSON; this and the next three only when a reference exists."""
+    reference_objective: NotRequired[int | float | None]
+    proven_optimal: NotRequired[bool]
+    reference_method: NotRequired[str]
+
+
+class LoadedRow(NamedTuple):
+    """A row's task, instance and reference (``None`` when the row has none), decoded."""
+
+    task: Task
+    instance: Instance
+    reference: Reference | None
+
+
+def make_record(record_id: str, task: Task, instance: Instance, reference: Reference | None) -> Row:
     """The row for ``instance`` (and its reference, when there is one)."""
-    row: dict[str, Any] = {
+    row: Row = {
         "id": record_id,
         "task": task.name,
         "tier": instance.tier,
@@ -46,28 +76,65 @@ def make_record(
     return row
 
 
-def record_instance(row: dict[str, Any]) -> tuple[Task, Instance]:
-    """The task and instance of a row (``instance`` as a JSON string or an object)."""
+def load_row(row: Mapping[str, Any]) -> LoadedRow:
+    """Decode a row's task, instance and reference: the one row loader of npgym.
+
+    ``instance`` and ``reference`` may be JSON strings (as files store them) or objects.
+    Decoding is cached on the JSON text, since trainers score the same rows again and again.
+    Raises :class:`RecordError` naming the row.
+    """
+    where = f"row {row.get('id', '?')!r}"
     try:
-        task = get_task(row["task"])
         data = row["instance"]
+        task = get_task(row["task"])
         text = data if isinstance(data, str) else json.dumps(data)
-        return task, task.from_json(text)
     except (KeyError, TypeError, ValueError) as error:
-        raise RecordError(f"row {row.get('id', '?')!r}: bad task or instance: {error}") from error
+        raise RecordError(f"{where}: bad task or instance: {error}") from error
+    reference = row.get("reference")
+    if reference is not None and not isinstance(reference, str):
+        reference = json.dumps(reference)
+    return _decode(task.name, text, reference or None, where)
 
 
-def record_reference(row: dict[str, Any]) -> Reference | None:
-    """The row's reference, or ``None`` when it has none."""
-    data = row.get("reference")
-    if data is None:
-        return None
+def load_solved_row(row: Mapping[str, Any]) -> tuple[Task, Instance, Reference]:
+    """:func:`load_row`, with the task's (memoised) reference when the row has none."""
+    task, instance, reference = load_row(row)
+    return task, instance, reference or task.reference(instance)
+
+
+def _decode(task_name: str, instance: str, reference: str | None, where: str) -> LoadedRow:
     try:
-        if isinstance(data, str):
-            return Reference.model_validate_json(data)
-        return Reference.model_validate(data)
+        return _decode_cached(task_name, instance, reference)
+    except _BadInstanceError as error:
+        raise RecordError(f"{where}: bad task or instance: {error.__cause__}") from error
     except ValueError as error:
-        raise RecordError(f"row {row.get('id', '?')!r}: bad reference: {error}") from error
+        raise RecordError(f"{where}: bad reference: {error}") from error
+
+
+class _BadInstanceError(ValueError):
+    """Internal: tells instance errors from reference errors inside the cached decoder."""
+
+
+@lru_cache(maxsize=4096)
+def _decode_cached(task_name: str, instance: str, reference: str | None) -> LoadedRow:
+    task = get_task(task_name)
+    try:
+        decoded = task.from_json(instance)
+    except ValueError as error:
+        raise _BadInstanceError from error
+    solved = None if reference is None else Reference.model_validate_json(reference)
+    return LoadedRow(task, decoded, solved)
+
+
+def record_instance(row: Mapping[str, Any]) -> tuple[Task, Instance]:
+    """The task and instance of a row (see :func:`load_row`)."""
+    loaded = load_row({**row, "reference": None})
+    return loaded.task, loaded.instance
+
+
+def record_reference(row: Mapping[str, Any]) -> Reference | None:
+    """The row's reference, or ``None`` when it has none (see :func:`load_row`)."""
+    return load_row(row).reference
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -97,7 +164,7 @@ def complete_lines(path: str | Path) -> list[str]:
     return complete.decode("utf-8").splitlines()
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], handle: IO[str]) -> int:
+def write_jsonl(rows: Iterable[Mapping[str, Any]], handle: IO[str]) -> int:
     """Write rows as compact JSON lines; return how many were written."""
     count = 0
     for row in rows:

@@ -11,10 +11,10 @@ import importlib
 import warnings
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, get_args
 
 from npgym.config import TIERS
-from npgym.task import Task
+from npgym.task import Category, Task
 
 TASKS: dict[str, str] = {
     "TSP": "npgym.tasks.tsp:TSPTask",
@@ -60,7 +60,20 @@ def get_task(name: str) -> Task:
 def _load(name: str) -> Task:
     """Import and instantiate a registered task once."""
     module_name, class_name = TASKS[name].split(":")
-    return getattr(importlib.import_module(module_name), class_name)()
+    task: Task = getattr(importlib.import_module(module_name), class_name)()
+    check_category(task)
+    return task
+
+
+def check_category(task: Task) -> None:
+    """Refuse a task whose category is not one of :data:`npgym.task.Category`, which would
+    otherwise drop out of the per-category report silently."""
+    categories = get_args(Category)
+    if task.category not in categories:
+        raise ValueError(
+            f"task {task.name!r} has category {task.category!r}; "
+            f"choose one of: {', '.join(categories)}"
+        )
 
 
 def env_id(task: str, tier: str) -> str:

@@ -12,7 +12,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -28,6 +28,15 @@ from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
 from npgym.instance import Instance
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import DEFAULT_REWARD, RewardConfig, Sense, clip_ratio, optimality_ratio
+
+Category = Literal[
+    "graph clustering",
+    "resource scheduling",
+    "graph partitioning",
+    "subset selection",
+    "path planning",
+]
+"""The NP-Bench categories, in report order: a closed set, checked when a task registers."""
 
 InstanceT = TypeVar("InstanceT", bound=Instance)
 ConfigT = TypeVar("ConfigT", bound=GeneratorConfig)
@@ -47,9 +56,8 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     """One NP-hard task. Subclasses set the class attributes and implement the abstract methods."""
 
     name: ClassVar[str]
-    category: ClassVar[str]
-    """NP-Bench category: graph clustering, resource scheduling, graph partitioning, subset
-    selection or path planning."""
+    category: ClassVar[Category]
+    """NP-Bench category, one of :data:`Category`."""
     sense: ClassVar[Sense]
     objective_name: ClassVar[str]
     """What the objective measures, for feedback text ("tour length", "clique size")."""

@@ -55,10 +55,11 @@ def test_generate_then_score(tmp_path: Path) -> None:
     scored = [json.loads(line) for line in scores_path.read_text().splitlines()]
     assert [s["reward"] for s in scored[0]["scores"]] == [2.0]
     assert [s["reward"] for s in scored[1]["scores"]] == [-0.5, -2.5]
-    assert [s["reward"] for s in scored[2]["scores"]] == [-2.5]
+    # a row without completion counts as format failures, one per sample, as in npgym eval
+    assert [s["reward"] for s in scored[2]["scores"]] == [-2.5, -2.5]
     assert "1 completion ids not in" in result.output
     assert "1 rows had no completion" in result.output
-    assert "4 completions" in result.output
+    assert "5 completions" in result.output
 
 
 def test_generate_rejects_bad_config() -> None:

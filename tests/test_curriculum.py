@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import npgym
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError, CurriculumItem
-from npgym.npbench.build import benchmark_fingerprints
+from npgym.datasets import benchmark_fingerprints
 
 SOLVED, FAILED = 2.0, -0.5
 

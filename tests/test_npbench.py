@@ -7,6 +7,7 @@ import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npgym
+from npgym import datasets
 from npgym.cli import main
 from npgym.npbench import build as building
 from npgym.npbench.build import BuildError, BuildSpec, build, plan, read_dataset, tier_counts
@@ -86,18 +88,18 @@ def test_build_is_identical_with_two_workers(built: Path, tmp_path: Path) -> Non
 def test_interrupted_build_resumes_without_recomputing(
     built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_run = building._run_local
+    real_run = building.make_rows
 
-    def crash_after_two(*args: object) -> Iterator[building.ItemResult]:
-        yield from itertools.islice(real_run(*args), 2)
+    def crash_after_two(*args: Any, **options: Any) -> Iterator[building.ItemResult]:
+        yield from itertools.islice(real_run(*args, **options), 2)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(building, "_run_local", crash_after_two)
+    monkeypatch.setattr(building, "make_rows", crash_after_two)
     with pytest.raises(KeyboardInterrupt):
         build(SMALL, tmp_path, workers=1, progress=False)
     journal = tmp_path / building.JOURNAL / "rows.jsonl"
     journal.write_bytes(journal.read_bytes() + b'{"record": {"id": "cut sh')  # crash mid-write
-    monkeypatch.setattr(building, "_run_local", real_run)
+    monkeypatch.setattr(building, "make_rows", real_run)
     summary = build(SMALL, tmp_path, workers=1, progress=False)
     assert (summary.resumed, summary.computed) == (2, 2)
     assert _files(tmp_path) == _files(built)
@@ -119,15 +121,17 @@ def test_overlap_with_excluded_data_fails_loudly(built: Path, tmp_path: Path) ->
     assert summary.manifest["tasks"] == {}
 
 
-def test_train_build_refuses_benchmark_instances(
+def test_train_build_redraws_benchmark_instances(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     train = BuildSpec(tasks=("TSP",), n=2, split="train", mix={"easy": 1.0}, reference="none")
     first = plan(train)[0]
     clash = npgym.get_task("TSP").generate(first.seed, tier="easy").fingerprint()
-    monkeypatch.setattr(building, "benchmark_fingerprints", lambda tasks: {clash})
-    with pytest.raises(BuildError, match="NP-Bench"):
-        build(train, tmp_path, workers=1, progress=False)
+    monkeypatch.setattr(datasets, "forbidden_fingerprints", lambda spec: {clash: "NP-Bench"})
+    summary = build(train, tmp_path, workers=1, progress=False)
+    entry = summary.manifest["tasks"]["TSP"]
+    assert clash not in entry["fingerprints"] and entry["count"] == 2
+    assert entry["ids"][0] == first.record_id and entry["seeds"][0] != first.seed
 
 
 def test_default_benchmark_fingerprints_are_distinct() -> None:

@@ -35,6 +35,7 @@ from pydantic import Field, StrictStr
 from npgym.env import MAX_TEXT_CHARS
 from npgym.multiturn import as_completion
 from npgym.reward import DEFAULT_REWARD
+from npgym.version import __version__
 
 MAX_ACTION_CHARS = MAX_TEXT_CHARS
 """Longest completion a client may send in one step (1 MiB of text)."""
@@ -127,7 +128,7 @@ class NPGymEnvironment(Environment[NPGymAction, NPGymObservation, NPGymState]):
         return EnvironmentMetadata(
             name=self.env_id,
             description=f"npgym {self.env_id}: an NP-hard problem with a verifiable reward",
-            version=_npgym_version(),
+            version=__version__,
         )
 
     def close(self) -> None:
@@ -137,12 +138,6 @@ class NPGymEnvironment(Environment[NPGymAction, NPGymObservation, NPGymState]):
 
 def _is_plain(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
-
-
-def _npgym_version() -> str:
-    from npgym import __version__
-
-    return __version__
 
 
 def create_server_app(

@@ -21,43 +21,28 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
-from npgym.config import TIERS
+from npgym.datasets import DEFAULT_TRAINING_MIX, DatasetSpec, ReferenceMode, make_rows
 from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, RepairSession, as_completion
-from npgym.npbench.build import (
-    BuildSpec,
-    ItemResult,
-    benchmark_fingerprints,
-    check_overlap,
-    plan,
-    run_items,
-)
-from npgym.npbench.export import chat, trl_row
-from npgym.records import make_record
+from npgym.records import load_row, load_solved_row
 from npgym.registry import get_task, list_tasks
 from npgym.results import Reference, Score
 from npgym.reward import DEFAULT_REWARD, RewardConfig
 from npgym.seeding import derive_seed
 from npgym.task import Task
+from npgym.trainer_rows import TrlRow, chat, reward_parts_of, trl_row
 
 RewardFunction = Callable[..., list[float]]
 ENVIRONMENT_INSTRUCTION = "Solve the following optimisation problem."
 
 
-@lru_cache(maxsize=4096)
-def _instance(task_name: str, instance_json: str) -> tuple[Task, Instance]:
-    task = get_task(task_name)
-    return task, task.from_json(instance_json)
-
-
-@lru_cache(maxsize=4096)
-def _reference(reference_json: str) -> Reference:
-    return Reference.model_validate_json(reference_json)
+def _row(
+    task: str, instance: str, reference: str | None
+) -> tuple[Task, Instance, Reference | None]:
+    """A batch row's task, instance and reference (decoded once: see :func:`load_row`)."""
+    return load_row({"task": task, "instance": instance, "reference": reference})
 
 
 def completion_text(completion: Any) -> Any:
@@ -85,9 +70,8 @@ def score_completions(
     """Score a batch of completions against the instances in the batch's columns."""
     scores = []
     for index, completion in enumerate(completions):
-        task_object, instance_object = _instance(task[index], instance[index])
         reference_json = reference[index] if reference is not None else None
-        solved = _reference(reference_json) if reference_json else None
+        task_object, instance_object, solved = _row(task[index], instance[index], reference_json)
         text = completion_text(completion)
         scores.append(task_object.score(instance_object, text, solved, weights))
     return scores
@@ -144,14 +128,44 @@ def reward_parts(weights: RewardConfig = DEFAULT_REWARD) -> list[RewardFunction]
         return reward
 
     return [
-        part("format_reward", lambda s: s.format_reward),
-        part("feasibility_reward", lambda s: 0.0 if s.feasible else s.feasibility_reward),
-        part("optimality_reward", lambda s: s.feasibility_reward if s.feasible else 0.0),
+        part("format_reward", lambda s: reward_parts_of(s)["format_reward"]),
+        part("feasibility_reward", lambda s: reward_parts_of(s)["feasibility_reward"]),
+        part("optimality_reward", lambda s: reward_parts_of(s)["optimality_reward"]),
     ]
 
 
 npgym_reward = make_reward()
 format_reward, feasibility_reward, optimality_reward = reward_parts()
+
+
+def training_spec(
+    tasks: Sequence[str] | None = None,
+    n: int | None = 100,
+    *,
+    mix: Mapping[str, float] | None = None,
+    curriculum: tuple[float, float] | None = None,
+    seed: int = 0,
+    reference: ReferenceMode = "exact",
+) -> DatasetSpec:
+    """The :class:`DatasetSpec` of a training dataset (``n=None``: the endless stream)."""
+    names = tuple(tasks or list_tasks())
+    if curriculum is not None:
+        return DatasetSpec(
+            split="curriculum",
+            tasks=names,
+            count=n,
+            curriculum=curriculum,
+            seed=seed,
+            reference=reference,
+        )
+    return DatasetSpec(
+        split="train" if n is not None else "stream",
+        tasks=names,
+        count=n,
+        mix=dict(mix or DEFAULT_TRAINING_MIX),
+        seed=seed,
+        reference=reference,
+    )
 
 
 def make_dataset(
@@ -161,7 +175,7 @@ def make_dataset(
     mix: Mapping[str, float] | None = None,
     curriculum: tuple[float, float] | None = None,
     seed: int = 0,
-    reference: str = "exact",
+    reference: ReferenceMode = "exact",
     workers: int = 1,
     environment: bool = False,
 ) -> Any:
@@ -170,51 +184,18 @@ def make_dataset(
     ``mix`` weighs tiers (default ``{"easy": 5, "medium": 4, "hard": 1}``, the published best
     mix); ``curriculum=(start, end)`` instead ramps the difficulty knob linearly over the rows
     (keep the order with ``GRPOConfig(shuffle_dataset=False)``). Columns: a conversational
-    ``prompt`` plus ``task``, ``instance``, ``reference`` and ``id``. Instances come from the
-    training seed stream and never coincide with NP-Bench's (checked). With ``environment``
-    the prompt is only a short instruction: :class:`NPGymEnvironment` appends the problem.
+    ``prompt`` plus ``task``, ``instance``, ``reference`` and ``id``. Instances are distinct,
+    come from the training seed stream and are never NP-Bench's (see :mod:`npgym.datasets`).
+    With ``environment`` the prompt is only a short instruction: :class:`NPGymEnvironment`
+    appends the problem.
     """
     from datasets import Dataset
 
-    names = tuple(tasks or list_tasks())
-    if curriculum is not None:
-        results = _curriculum(names, n, curriculum, seed, reference)
-    else:
-        spec = BuildSpec(
-            split="train",
-            tasks=names,
-            n=n,
-            mix=dict(mix or {"easy": 5, "medium": 4, "hard": 1}),
-            seed=seed,
-            reference=reference,
-        )
-        items = plan(spec)
-        finished = {result.record["id"]: result for result in run_items(items, spec, workers)}
-        results = [finished[item.record_id] for item in items]
-    check_overlap(results, split="train", tasks=names)
-    rows = [trl_row(result.record) for result in results]
+    spec = training_spec(tasks, n, mix=mix, curriculum=curriculum, seed=seed, reference=reference)
+    rows = [trl_row(result.record) for result in make_rows(spec, workers=workers)]
     if environment:
         rows = [{**row, "prompt": chat(ENVIRONMENT_INSTRUCTION)} for row in rows]
     return Dataset.from_list(rows)
-
-
-def _curriculum(
-    tasks: Sequence[str], n: int, ramp: tuple[float, float], seed: int, reference: str
-) -> list[ItemResult]:
-    start, end = ramp
-    results = []
-    for index, name in itertools.product(range(n), tasks):
-        task = get_task(name)
-        difficulty = start + (end - start) * index / max(n - 1, 1)
-        instance = task.generate(
-            derive_seed("curriculum", seed, name, index), difficulty=round(difficulty, 6)
-        )
-        solved = (
-            None if reference == "none" else task.reference(instance, exact=reference == "exact")
-        )
-        record = make_record(f"{name}-curriculum-{index:05d}", task, instance, solved)
-        results.append(ItemResult(record, instance.fingerprint(), 0.0, 0.0))
-    return results
 
 
 def make_iterable_dataset(
@@ -222,35 +203,21 @@ def make_iterable_dataset(
     *,
     mix: Mapping[str, float] | None = None,
     seed: int = 0,
-    reference: str = "exact",
+    reference: ReferenceMode = "exact",
 ) -> Any:
     """An endless ``datasets.IterableDataset`` of fresh instances (set ``max_steps`` in TRL).
 
     Each row is drawn anew: a task in turn, a tier by ``mix``, a seed from the stream; nothing
-    is stored, since procedural generation is the point. NP-Bench instances are skipped.
+    is stored, since procedural generation is the point. Every instance is new to the stream
+    and none is NP-Bench's.
     """
     from datasets import IterableDataset
 
-    names = list(tasks or list_tasks())
-    weights = dict(mix or {"easy": 5, "medium": 4, "hard": 1})
-    tiers = [tier for tier in TIERS if tier in weights]
-    probabilities = np.array([weights[tier] for tier in tiers], dtype=float)
-    probabilities /= probabilities.sum()
+    spec = training_spec(tasks, None, mix=mix, seed=seed, reference=reference)
 
-    benchmark = benchmark_fingerprints(names)
-
-    def rows() -> Iterator[dict[str, Any]]:
-        rng = np.random.default_rng(derive_seed("stream", seed))
-        for index in itertools.count():
-            task = get_task(names[index % len(names)])
-            tier = tiers[int(rng.choice(len(tiers), p=probabilities))]
-            instance = task.generate(derive_seed("stream", seed, index), tier=tier)
-            if instance.fingerprint() in benchmark:
-                continue  # never train on an NP-Bench instance
-            solved = None
-            if reference != "none":
-                solved = task.reference(instance, exact=reference == "exact")
-            yield trl_row(make_record(f"{task.name}-stream-{index}", task, instance, solved))
+    def rows() -> Iterator[TrlRow]:
+        for result in make_rows(spec):
+            yield trl_row(result.record)
 
     return IterableDataset.from_generator(rows)
 
@@ -285,9 +252,7 @@ class NPGymEnvironment:
     def reset(self, **row: Any) -> str:
         """Start an episode on the row's instance (or a fresh one); return the problem text."""
         if row.get("instance"):
-            task, instance = _instance(row["task"], row["instance"])
-            reference_json = row.get("reference")
-            solved = _reference(reference_json) if reference_json else task.reference(instance)
+            task, instance, solved = load_solved_row(row)
         else:
             index = next(self._seeds)
             task = get_task(self._tasks[index % len(self._tasks)])

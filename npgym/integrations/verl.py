@@ -18,35 +18,31 @@ The tool class lives in :mod:`npgym.integrations.verl_tool` (it subclasses verl'
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from npgym.answer import AnswerFormatError, extract_answer
 from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, episode_reward
-from npgym.registry import get_task
+from npgym.records import load_solved_row
 from npgym.results import Reference, Score
 from npgym.task import Task
+from npgym.trainer_rows import TOOL_NAME, reward_parts_of, tools_kwargs
+
+__all__ = ["ATTEMPTS_FIELD", "REPAIR_FIELD", "TOOL_NAME", "compute_score", "tools_kwargs"]
 
 ATTEMPTS_FIELD = "npgym_attempts"
 """Key of the rollout's ``extra_fields`` (merged into ``extra_info``) holding tool attempts."""
 REPAIR_FIELD = "npgym_repair"
 """Key of the rollout's ``extra_fields`` holding the tool's :class:`RepairConfig`."""
-TOOL_NAME = "submit_solution"
 
 
-@lru_cache(maxsize=4096)
 def load_row(
     task_name: str, instance_json: str, reference_json: str | None
 ) -> tuple[Task, Instance, Reference]:
-    """The task, instance and reference of a row (cached: a batch repeats its rows)."""
-    task = get_task(task_name)
-    instance = task.from_json(instance_json)
-    if reference_json:
-        reference = Reference.model_validate_json(reference_json)
-    else:
-        reference = task.reference(instance)
-    return task, instance, reference
+    """The task, instance and reference of a row (computed when the row has none; cached)."""
+    return load_solved_row(
+        {"task": task_name, "instance": instance_json, "reference": reference_json}
+    )
 
 
 def _task_name(data_source: str, extra_info: dict[str, Any]) -> str:
@@ -57,16 +53,6 @@ def _task_name(data_source: str, extra_info: dict[str, Any]) -> str:
     for tier in ("-easy", "-medium", "-hard", "-benchmark"):
         name = name.removesuffix(tier)
     return name
-
-
-def _parts(score: Score) -> dict[str, float]:
-    return {
-        "format_reward": score.format_reward,
-        "feasibility_reward": 0.0 if score.feasible else score.feasibility_reward,
-        "optimality_reward": score.feasibility_reward if score.feasible else 0.0,
-        "feasible": float(score.feasible),
-        "ratio": score.optimality,
-    }
 
 
 def compute_score(
@@ -93,14 +79,17 @@ def compute_score(
     score = task.score(instance, solution_str, target)
     attempts = info.get(ATTEMPTS_FIELD) or []
     if not attempts:
-        return {"score": score.reward, **_parts(score)}
+        return {"score": score.reward, **reward_parts_of(score)}
     rewards = [float(attempt["reward"]) for attempt in attempts]
     if _has_answer(solution_str):
         rewards.append(score.reward)
     best = max((Score(**attempt) for attempt in attempts), key=lambda s: s.reward)
     final = best if best.reward >= score.reward else score
     repair = RepairConfig.model_validate(info.get(REPAIR_FIELD) or {})
-    return {"score": episode_reward(rewards, repair.policy, repair.discount), **_parts(final)}
+    return {
+        "score": episode_reward(rewards, repair.policy, repair.discount),
+        **reward_parts_of(final),
+    }
 
 
 def _has_answer(text: str) -> bool:
@@ -109,16 +98,3 @@ def _has_answer(text: str) -> bool:
     except AnswerFormatError:
         return False
     return True
-
-
-def tools_kwargs(row: dict[str, Any]) -> dict[str, Any]:
-    """The per-row ``tools_kwargs`` that verl hands to :class:`NPGymSubmitTool`."""
-    return {
-        TOOL_NAME: {
-            "create_kwargs": {
-                "task": row["task"],
-                "instance": row["instance"],
-                "reference": row.get("reference"),
-            }
-        }
-    }

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -21,7 +21,7 @@ AGENTS: tuple[str, ...] = ("random", "greedy", "heuristic")
 
 
 def agent_completions(
-    rows: Iterable[dict[str, Any]], agent: Agent, samples: int = 1, seed: int = 0
+    rows: Iterable[Mapping[str, Any]], agent: Agent, samples: int = 1, seed: int = 0
 ) -> Completions:
     """Completions of ``agent`` for every row (``samples`` per row; deterministic)."""
     texts: dict[str, list[str]] = {}

@@ -1,17 +1,16 @@
-"""Build datasets of instances with references: NP-Bench and training sets, resumable, parallel.
+"""Build dataset folders of instances with references: NP-Bench and training sets, resumable.
 
-A build is a :class:`BuildSpec` (tasks, instances per task, tier mix, base seed, split) turned
-into a plan of work items, each one instance: generate it, compute its reference, make its row.
-Items run in local processes (default) or on Ray; each finished row is appended to a journal
-under ``<out>/.journal`` as it arrives, so an interrupted build resumes without recomputing or
+A build makes a :class:`~npgym.datasets.DatasetSpec` (here also called ``BuildSpec``) with
+:func:`npgym.datasets.make_rows`, which draws distinct instances and runs the references on
+local processes (default) or on Ray. Each finished row is appended to a journal under
+``<out>/.journal`` as it arrives, so an interrupted build resumes without recomputing or
 losing anything. When all items are done the rows are written per task in plan order
 (``<out>/<Task>.jsonl``) with a ``manifest.json``: the same spec gives byte-identical files on
 either backend with any number of workers.
 
-Seeds come from ``SeedSequence`` keyed by (split, base seed, task, tier, index): training sets
-and the benchmark draw from different streams, and neighbouring base seeds share nothing.
-Instance fingerprints are checked too: a training build fails loudly if it contains an instance
-of the benchmark.
+Seeds and the no-duplicates rule are :mod:`npgym.datasets`'s: training sets and the benchmark
+draw from different streams, a training set never holds an NP-Bench instance, and ``exclude``
+names further datasets whose instances must not appear (checked at the end, loudly).
 """
 
 from __future__ import annotations
@@ -21,128 +20,81 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, TypedDict, cast
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tqdm import tqdm
+from typing_extensions import Required
 
-import npgym
-from npgym.config import TIERS
-from npgym.records import complete_lines, make_record, read_jsonl, write_jsonl
-from npgym.registry import get_task, list_tasks
-from npgym.seeding import derive_seed
+from npgym.datasets import (
+    BENCH_SIZE,
+    BENCH_TIER,
+    Backend,
+    DatasetError,
+    DatasetSpec,
+    ItemResult,
+    WorkItem,
+    benchmark_fingerprints,
+    make_rows,
+    plan,
+    tier_counts,
+)
+from npgym.records import ROW_SCHEMA_VERSION, Row, complete_lines, read_jsonl, write_jsonl
+from npgym.version import __version__
 
 MANIFEST = "manifest.json"
 JOURNAL = ".journal"
-BENCH_TIER = "benchmark"
-BENCH_SIZE = 100
+__all__ = [
+    "BENCH_SIZE",
+    "BENCH_TIER",
+    "BuildError",
+    "BuildSpec",
+    "ItemResult",
+    "Manifest",
+    "WorkItem",
+    "benchmark_fingerprints",
+    "build",
+    "check_overlap",
+    "load_manifest",
+    "plan",
+    "read_dataset",
+    "tier_counts",
+    "write_dataset",
+]
 
 
-class BuildError(RuntimeError):
-    """A build that cannot go on: overlap with the benchmark, a conflicting journal..."""
+class BuildError(DatasetError):
+    """A build that cannot go on: overlap with excluded data, a conflicting journal..."""
 
 
-class BuildSpec(BaseModel):
-    """What to build. ``mix`` maps tiers to weights (``{"easy": 5, "medium": 4, "hard": 1}``)."""
+BuildSpec = DatasetSpec
+"""What to build (the one dataset spec; ``n`` is accepted for ``count``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    split: Literal["bench", "train"] = "bench"
-    tasks: tuple[str, ...] = Field(default_factory=lambda: tuple(list_tasks()))
-    n: int = Field(BENCH_SIZE, ge=1, description="instances per task")
-    mix: dict[str, float] = Field(default_factory=lambda: {BENCH_TIER: 1.0})
-    seed: int = Field(0, ge=0)
-    reference: Literal["exact", "heuristic", "none"] = "exact"
-    time_limit: float | None = Field(None, gt=0)
-
-    @field_validator("tasks")
-    @classmethod
-    def _known_tasks(cls, tasks: tuple[str, ...]) -> tuple[str, ...]:
-        if not tasks:
-            raise ValueError("no tasks selected")
-        names = tuple(get_task(name).name for name in tasks)
-        if len(set(names)) != len(names):
-            raise ValueError("a task is listed twice")
-        return names
-
-    @field_validator("mix")
-    @classmethod
-    def _known_tiers(cls, mix: dict[str, float]) -> dict[str, float]:
-        if not mix or any(tier not in TIERS for tier in mix):
-            raise ValueError(f"mix must name tiers among {', '.join(TIERS)}")
-        if any(weight < 0 for weight in mix.values()) or sum(mix.values()) <= 0:
-            raise ValueError("mix weights must be non-negative with a positive sum")
-        return {tier: float(mix[tier]) for tier in TIERS if tier in mix}
+MANIFEST_SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
-class WorkItem:
-    """One instance to build: the plan's unit of work."""
+class TaskEntry(TypedDict):
+    """One task's file in a manifest, with what identifies its rows."""
 
-    task: str
-    tier: str
-    index: int
-    seed: int
-    record_id: str
-
-
-@dataclass(frozen=True)
-class ItemResult:
-    """A built row with its fingerprint and how long generation and reference took."""
-
-    record: dict[str, Any]
-    fingerprint: str
-    generation_seconds: float
-    reference_seconds: float
+    file: str
+    sha256: str
+    count: int
+    proven_optimal: float
+    ids: list[str]
+    seeds: list[int | None]
+    fingerprints: list[str]
 
 
-def tier_counts(n: int, mix: dict[str, float]) -> list[tuple[str, int]]:
-    """Split ``n`` over the tiers in proportion to ``mix`` (largest remainder, exact total)."""
-    total = sum(mix.values())
-    shares = {tier: n * weight / total for tier, weight in mix.items()}
-    counts = {tier: int(share) for tier, share in shares.items()}
-    by_remainder = sorted(mix, key=lambda tier: (-(shares[tier] - counts[tier]), TIERS.index(tier)))
-    for tier in by_remainder[: n - sum(counts.values())]:
-        counts[tier] += 1
-    return [(tier, counts[tier]) for tier in mix if counts[tier]]
+class Manifest(TypedDict, total=False):
+    """``manifest.json`` of a dataset folder; ``spec`` for builds, ``source`` for imports."""
 
-
-def plan(spec: BuildSpec) -> list[WorkItem]:
-    """Every instance of the build, in file order (task, then tier, then index)."""
-    items = []
-    for task in spec.tasks:
-        for tier, count in tier_counts(spec.n, spec.mix):
-            for index in range(count):
-                seed = derive_seed(spec.split, spec.seed, task, tier, index)
-                record_id = f"{task}-{tier}-{index:05d}"
-                items.append(WorkItem(task, tier, index, seed, record_id))
-    return items
-
-
-def build_item(item: WorkItem, reference: str, time_limit: float | None) -> ItemResult:
-    """Generate one instance and its reference (runs in a worker process or on Ray)."""
-    task = get_task(item.task)
-    started = time.perf_counter()
-    instance = task.generate(item.seed, tier=item.tier)
-    generated = time.perf_counter()
-    solved = None
-    if reference != "none":
-        solved = task.reference(instance, exact=reference == "exact", time_limit=time_limit)
-    finished = time.perf_counter()
-    return ItemResult(
-        make_record(item.record_id, task, instance, solved),
-        instance.fingerprint(),
-        generated - started,
-        finished - generated,
-    )
-
-
-def _build_item_args(args: tuple[WorkItem, str, float | None]) -> ItemResult:
-    return build_item(*args)
+    schema_version: Required[int]
+    row_schema_version: Required[int]
+    npgym_version: Required[str]
+    spec: dict[str, Any]
+    source: dict[str, Any]
+    tasks: Required[dict[str, TaskEntry]]
 
 
 @dataclass
@@ -154,7 +106,7 @@ class BuildSummary:
     wall_seconds: float
     generation_seconds: float
     reference_seconds: float
-    manifest: dict[str, Any]
+    manifest: Manifest
 
 
 def build(
@@ -162,7 +114,7 @@ def build(
     out_dir: str | Path,
     *,
     workers: int | None = None,
-    backend: Literal["local", "ray"] = "local",
+    backend: Backend = "local",
     ray_address: str | None = None,
     exclude: Iterable[str | Path] = (),
     drop_overlap: bool = False,
@@ -175,12 +127,13 @@ def build(
     ``drop_overlap`` overlapping instances are left out and reported instead of failing.
     ``progress`` shows a progress bar with an ETA (default: when stderr is a terminal).
     """
+    if spec.split == "stream":
+        raise BuildError("a stream is endless: a build needs a finite split")
     out = Path(out_dir)
-    journal = _Journal(out / JOURNAL, spec)
-    items = plan(spec)
-    done = journal.load()
-    pending = [item for item in items if item.record_id not in done]
     started = time.perf_counter()
+    journal = _Journal(out / JOURNAL, spec)
+    done = journal.load()
+    items = plan(spec)
     results = dict(done)
     timings = [0.0, 0.0]
     bar = tqdm(
@@ -190,7 +143,12 @@ def build(
         desc="build",
         disable=None if progress is None else not progress,
     )
-    for result in run_items(pending, spec, workers, backend, ray_address):
+    made = make_rows(
+        spec, workers=workers, backend=backend, ray_address=ray_address, skip=done, ordered=False
+    )
+    computed = 0
+    for result in made:
+        computed += 1
         journal.append(result)
         results[result.record["id"]] = result
         timings[0] += result.generation_seconds
@@ -202,68 +160,16 @@ def build(
     kept = check_overlap(
         ordered, split=spec.split, tasks=spec.tasks, exclude=exclude, drop=drop_overlap
     )
-    manifest = write_dataset(out, kept, {"spec": spec.model_dump(mode="json")})
+    manifest = write_dataset(out, kept, spec=spec.model_dump(mode="json"))
     journal.remove()
     return BuildSummary(
-        computed=len(pending),
+        computed=computed,
         resumed=len(done),
         wall_seconds=time.perf_counter() - started,
         generation_seconds=timings[0],
         reference_seconds=timings[1],
         manifest=manifest,
     )
-
-
-def run_items(
-    items: list[WorkItem],
-    spec: BuildSpec,
-    workers: int | None = 1,
-    backend: Literal["local", "ray"] = "local",
-    ray_address: str | None = None,
-) -> Iterator[ItemResult]:
-    """Build ``items`` and yield their results as they finish (in any order)."""
-    run = _run_ray if backend == "ray" else _run_local
-    return run(items, spec, workers, ray_address)
-
-
-def _run_local(
-    items: list[WorkItem], spec: BuildSpec, workers: int | None, _address: str | None
-) -> Iterator[ItemResult]:
-    """Run items in this process (one worker) or a pool of spawned processes."""
-    workers = workers or os.cpu_count() or 1
-    arguments = [(item, spec.reference, spec.time_limit) for item in items]
-    if workers == 1 or len(items) <= 1:
-        yield from map(_build_item_args, arguments)
-        return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_build_item_args, argument) for argument in arguments]
-        for future in as_completed(futures):
-            yield future.result()
-
-
-def _run_ray(
-    items: list[WorkItem], spec: BuildSpec, workers: int | None, address: str | None
-) -> Iterator[ItemResult]:
-    """Run items as Ray tasks (``address`` of a cluster, or a local Ray started here)."""
-    try:
-        import ray
-    except ImportError as error:
-        raise BuildError('the Ray backend needs Ray: pip install "npgym[ray]"') from error
-    started_here = not ray.is_initialized()
-    if started_here:
-        options: dict[str, Any] = {"address": address, "log_to_driver": False}
-        if address is None:
-            options |= {"num_cpus": workers or os.cpu_count(), "include_dashboard": False}
-        ray.init(**options)
-    try:
-        remote = ray.remote(_build_item_args)
-        waiting = [remote.remote((item, spec.reference, spec.time_limit)) for item in items]
-        while waiting:
-            ready, waiting = ray.wait(waiting, num_returns=1)
-            yield ray.get(ready[0])
-    finally:
-        if started_here:
-            ray.shutdown()
 
 
 class _Journal:
@@ -274,7 +180,7 @@ class _Journal:
         self.spec_path = folder / "spec.json"
         self.rows_path = folder / "rows.jsonl"
         self.spec_json = spec.model_dump_json()
-        self._handle: Any = None
+        self._handle: IO[str] | None = None
 
     def load(self) -> dict[str, ItemResult]:
         """Finished items of an interrupted build of the same spec (none for a new build)."""
@@ -315,20 +221,13 @@ class _Journal:
         self.folder.rmdir()
 
 
-def benchmark_fingerprints(tasks: Iterable[str], n: int = BENCH_SIZE, seed: int = 0) -> set[str]:
-    """Fingerprints of the default NP-Bench instances (generation only, no references)."""
-    spec = BuildSpec(tasks=tuple(tasks), n=n, seed=seed, reference="none")
-    return {
-        get_task(item.task).generate(item.seed, tier=item.tier).fingerprint() for item in plan(spec)
-    }
-
-
-def load_manifest(folder: str | Path) -> dict[str, Any]:
+def load_manifest(folder: str | Path) -> Manifest:
     """The manifest of a built dataset folder."""
     path = Path(folder) / MANIFEST
     if not path.exists():
         raise BuildError(f"{folder} has no {MANIFEST}: not a finished npgym build")
-    return json.loads(path.read_text())
+    manifest: Manifest = json.loads(path.read_text())
+    return manifest
 
 
 def check_overlap(
@@ -339,13 +238,14 @@ def check_overlap(
     exclude: Iterable[str | Path] = (),
     drop: bool = False,
 ) -> list[ItemResult]:
-    """Refuse (or drop) instances that also appear in excluded datasets, in NP-Bench (for a
-    ``train`` split) or twice in a ``bench`` split."""
+    """Refuse (or drop) instances that also appear in excluded datasets, in NP-Bench (for any
+    split but ``bench``) or twice. Builds draw distinct instances that avoid NP-Bench, so only
+    ``exclude`` can make this fire; it stays as the last check before files are written."""
     forbidden: dict[str, str] = {}
     for folder in exclude:
         for task in load_manifest(folder)["tasks"].values():
             forbidden |= dict.fromkeys(task["fingerprints"], str(folder))
-    if split == "train":
+    if split != "bench":
         forbidden |= dict.fromkeys(benchmark_fingerprints(tasks), "NP-Bench")
     seen: dict[str, str] = {}
     kept, clashes = [], []
@@ -354,8 +254,7 @@ def check_overlap(
         if source is not None:
             clashes.append(f"{result.record['id']} (also in {source})")
             continue
-        if split == "bench":
-            seen[result.fingerprint] = "this build"
+        seen[result.fingerprint] = "this build"
         kept.append(result)
     if clashes and not drop:
         shown = ", ".join(clashes[:10]) + (" ..." if len(clashes) > 10 else "")
@@ -369,18 +268,22 @@ def check_overlap(
 
 
 def write_dataset(
-    out: Path, results: list[ItemResult], description: dict[str, Any]
-) -> dict[str, Any]:
+    out: Path,
+    results: list[ItemResult],
+    *,
+    spec: dict[str, Any] | None = None,
+    source: dict[str, Any] | None = None,
+) -> Manifest:
     """Write ``<Task>.jsonl`` files (tasks in order of first appearance) and the manifest.
 
-    ``description`` (the build spec, or where imported data came from) goes into the manifest,
+    The build ``spec`` or where imported data came from (``source``) goes into the manifest,
     which holds no timestamps or timings so that equal inputs give byte-identical folders.
     """
     out.mkdir(parents=True, exist_ok=True)
     by_task: dict[str, list[ItemResult]] = {}
     for result in results:
         by_task.setdefault(result.record["task"], []).append(result)
-    tasks: dict[str, Any] = {}
+    tasks: dict[str, TaskEntry] = {}
     for task, rows in by_task.items():
         path = out / f"{task}.jsonl"
         with open(path, "w", encoding="utf-8") as handle:
@@ -395,7 +298,17 @@ def write_dataset(
             "seeds": [result.record["seed"] for result in rows],
             "fingerprints": [result.fingerprint for result in rows],
         }
-    manifest = {"npgym_version": npgym.__version__, **description, "tasks": tasks}
+    described = {"spec": spec, "source": source}
+    manifest = cast(
+        Manifest,
+        {
+            "schema_version": MANIFEST_SCHEMA_VERSION,
+            "row_schema_version": ROW_SCHEMA_VERSION,
+            "npgym_version": __version__,
+            **{key: value for key, value in described.items() if value is not None},
+            "tasks": tasks,
+        },
+    )
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -404,8 +317,8 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def read_dataset(folder: str | Path) -> Iterator[dict[str, Any]]:
+def read_dataset(folder: str | Path) -> Iterator[Row]:
     """Rows of a built dataset folder, task by task in manifest order."""
     manifest = load_manifest(folder)
     for task in manifest["tasks"].values():
-        yield from read_jsonl(Path(folder) / task["file"])
+        yield from cast("Iterator[Row]", read_jsonl(Path(folder) / task["file"]))

@@ -18,23 +18,22 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, get_args
 
-import npgym
-from npgym.records import record_instance, record_reference
+from tqdm import tqdm
+
+from npgym.records import Row, load_solved_row
 from npgym.registry import get_task
 from npgym.results import Score
+from npgym.task import Category
+from npgym.version import __version__
 
-CATEGORIES = (
-    "graph clustering",
-    "resource scheduling",
-    "graph partitioning",
-    "subset selection",
-    "path planning",
-)
+REPORT_SCHEMA_VERSION = 1
+
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 
 class CompletionsError(ValueError):
@@ -173,38 +172,98 @@ def _ks(samples: int) -> list[int]:
     return sorted({*(2**p for p in range(samples.bit_length()) if 2**p <= samples), samples})
 
 
-def evaluate(
-    rows: Iterable[dict[str, Any]], completions: Completions, source: str = ""
-) -> dict[str, Any]:
-    """Score every completion of every row and aggregate; returns the report as a dict.
+@dataclass
+class ScoredRow:
+    """The scores of one row's completions."""
+
+    id: str
+    task: str
+    scores: list[Score]
+
+
+@dataclass
+class ScoredRows:
+    """Every row's scores, and which rows had no completion or which ids matched no row."""
+
+    rows: list[ScoredRow]
+    missing: list[str]
+    unknown: list[str]
+    samples: int
+
+
+def score_rows(
+    rows: Iterable[Mapping[str, Any]], completions: Completions, progress: bool | None = False
+) -> ScoredRows:
+    """Score every completion of every row against the row's reference (computed if absent).
+
+    A row without completions counts as format failures, one per sample: as many samples as
+    the rows with the most have (1 when there are none). Raises ``RecordError`` on a bad row.
+    ``progress``: show a progress bar (``None``: when stderr is a terminal).
+    """
+    rows = list(rows)
+    samples = max((len(texts) for texts in completions.texts.values()), default=1)
+    if len({len(texts) for texts in completions.texts.values()}) > 1:
+        completions.warnings.append("instances have different numbers of samples")
+    known = {str(row.get("id")) for row in rows}
+    missing: list[str] = []
+    scored: list[ScoredRow] = []
+    for row in tqdm(
+        rows, desc="scoring", unit="row", disable=None if progress is None else not progress
+    ):
+        task, instance, reference = load_solved_row(row)
+        identifier = str(row.get("id"))
+        texts = completions.texts.get(identifier)
+        if texts is None:
+            missing.append(identifier)
+            texts = [""] * samples
+        scored.append(
+            ScoredRow(identifier, task.name, [task.score(instance, t, reference) for t in texts])
+        )
+    unknown = sorted(identifier for identifier in completions.texts if identifier not in known)
+    return ScoredRows(scored, missing, unknown, samples)
+
+
+class Problems(TypedDict):
+    """What was wrong with the completions given to :func:`evaluate`."""
+
+    missing_completions: list[str]
+    unknown_ids: list[str]
+    warnings: list[str]
+
+
+class Report(TypedDict):
+    """An evaluation report (``report.json``), schema :data:`REPORT_SCHEMA_VERSION`."""
+
+    schema_version: int
+    npgym_version: str
+    source: str
+    samples_per_instance: int
+    tasks: dict[str, dict[str, Any]]
+    """Per task: its ``category`` and the :class:`Metrics` fields."""
+    categories: dict[str, dict[str, Any]]
+    overall: dict[str, Any]
+    problems: Problems
+
+
+def evaluate(rows: Iterable[Row], completions: Completions, source: str = "") -> Report:
+    """Score every completion of every row and aggregate; returns the report.
 
     Instances without completions count as format failures (each of their k samples); ids
     that match no instance are listed in the report's ``problems``.
     """
-    rows = list(rows)
-    known = {str(row["id"]) for row in rows}
-    samples = max((len(texts) for texts in completions.texts.values()), default=1)
-    if len({len(texts) for texts in completions.texts.values()}) > 1:
-        completions.warnings.append("instances have different numbers of samples")
-    missing: list[str] = []
+    scored = score_rows(rows, completions)
     per_task: dict[str, list[list[Score]]] = defaultdict(list)
-    for row in rows:
-        task, instance = record_instance(row)
-        reference = record_reference(row) or task.reference(instance)
-        texts = completions.texts.get(str(row["id"]))
-        if texts is None:
-            missing.append(str(row["id"]))
-            texts = [""] * samples
-        per_task[task.name].append([task.score(instance, text, reference) for text in texts])
+    for row in scored.rows:
+        per_task[row.task].append(row.scores)
     ks = _ks(min((len(group) for groups in per_task.values() for group in groups), default=1))
     by_category: dict[str, list[list[Score]]] = defaultdict(list)
     for task_name, groups in per_task.items():
         by_category[get_task(task_name).category] += groups
-    unknown = sorted(identifier for identifier in completions.texts if identifier not in known)
     return {
-        "npgym_version": npgym.__version__,
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "npgym_version": __version__,
         "source": source,
-        "samples_per_instance": samples,
+        "samples_per_instance": scored.samples,
         "tasks": {
             name: {"category": get_task(name).category, **asdict(summarize(groups, ks))}
             for name, groups in per_task.items()
@@ -216,8 +275,8 @@ def evaluate(
         },
         "overall": asdict(summarize([g for groups in per_task.values() for g in groups], ks)),
         "problems": {
-            "missing_completions": missing,
-            "unknown_ids": unknown,
+            "missing_completions": scored.missing,
+            "unknown_ids": scored.unknown,
             "warnings": completions.warnings,
         },
     }
@@ -231,7 +290,7 @@ _COLUMNS = [
 ]
 
 
-def markdown(report: dict[str, Any]) -> str:
+def markdown(report: Report) -> str:
     """The report as markdown tables: per task, per category, overall, then problems."""
     ks = list(report["overall"]["pass_at_k"])
     header = ["", "n", *(title for _, title in _COLUMNS)]
@@ -274,7 +333,7 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def plot(report: dict[str, Any], path: str | Path) -> None:
+def plot(report: Report, path: str | Path) -> None:
     """Bar chart of Success Rate and Average Ratio per task, and overall."""
     import matplotlib
 
@@ -298,7 +357,7 @@ def plot(report: dict[str, Any], path: str | Path) -> None:
     plt.close(figure)
 
 
-def write_report(report: dict[str, Any], folder: str | Path) -> list[Path]:
+def write_report(report: Report, folder: str | Path) -> list[Path]:
     """Write ``report.json``, ``report.md`` and ``report.png`` into ``folder``."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -309,7 +368,7 @@ def write_report(report: dict[str, Any], folder: str | Path) -> list[Path]:
     return paths
 
 
-def compare(first: dict[str, Any], second: dict[str, Any]) -> str:
+def compare(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
     """Two reports side by side (markdown): Success Rate and Average Ratio with differences."""
     names = [*dict.fromkeys([*first["tasks"], *second["tasks"]])]
     rows = [(name, first["tasks"].get(name), second["tasks"].get(name)) for name in names]

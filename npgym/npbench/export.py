@@ -2,85 +2,30 @@
 
 - ``jsonl`` / ``parquet``: npgym's rows as they are (instance and reference as JSON strings,
   since tasks have different fields that do not fit one Arrow struct column).
-- ``verl``: RL parquet with ``data_source`` (the gym id), ``prompt`` (chat list), ``ability``,
-  ``reward_model {style: "rule", ground_truth: reference objective}`` and ``extra_info {index,
-  id, task, tier, instance, reference}`` for ``npgym.integrations.verl.compute_score``.
-- ``trl``: conversational ``prompt`` plus the columns the npgym TRL reward functions read
-  (``task``, ``instance``, ``reference``).
+- ``verl`` / ``trl``: the trainer layouts of :mod:`npgym.trainer_rows`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from npgym.integrations.verl import TOOL_NAME, tools_kwargs
-from npgym.records import write_jsonl
-from npgym.registry import env_id, get_task
+from npgym.records import Row, write_jsonl
+from npgym.trainer_rows import ABILITY, TOOL_NAME, chat, trl_row, verl_row
 
 ExportFormat = Literal["jsonl", "parquet", "verl", "trl"]
 FORMATS: tuple[str, ...] = ("jsonl", "parquet", "verl", "trl")
-ABILITY = "combinatorial_optimization"
+__all__ = ["ABILITY", "FORMATS", "ExportFormat", "chat", "export_rows", "trl_row", "verl_row"]
 
 _CHAT = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 
 
-def chat(prompt: str) -> list[dict[str, str]]:
-    """A prompt as a one-message chat (the conversational format of TRL and verl)."""
-    return [{"role": "user", "content": prompt}]
-
-
-def data_source(row: dict[str, Any]) -> str:
-    """The gym id of a row's task and tier (``npgym/<Task>`` when it has no tier)."""
-    tier = row.get("tier")
-    return env_id(row["task"], tier) if tier else f"npgym/{row['task']}"
-
-
-def verl_row(
-    row: dict[str, Any], index: int, split: str, multi_turn: bool = False
-) -> dict[str, Any]:
-    """One row in verl's RL dataset layout (with tool arguments for multi-turn repair)."""
-    converted = {
-        "data_source": data_source(row),
-        "prompt": chat(row["prompt"]),
-        "ability": ABILITY,
-        "reward_model": {"style": "rule", "ground_truth": row.get("reference_objective")},
-        "extra_info": {
-            "index": index,
-            "id": row["id"],
-            "split": split,
-            "task": row["task"],
-            "tier": row.get("tier"),
-            "category": get_task(row["task"]).category,
-            "instance": row["instance"],
-            "reference": row.get("reference"),
-        },
-    }
-    if multi_turn:
-        converted["agent_name"] = "tool_agent"
-        converted["extra_info"] |= {"need_tools_kwargs": True, "tools_kwargs": tools_kwargs(row)}
-    return converted
-
-
-def trl_row(row: dict[str, Any]) -> dict[str, Any]:
-    """One row for TRL's GRPOTrainer: chat prompt plus what the reward functions need."""
-    return {
-        "prompt": chat(row["prompt"]),
-        "id": row["id"],
-        "task": row["task"],
-        "tier": row.get("tier"),
-        "instance": row["instance"],
-        "reference": row.get("reference"),
-        "reference_objective": row.get("reference_objective"),
-    }
-
-
 def export_rows(
-    rows: Iterable[dict[str, Any]],
+    rows: Iterable[Row],
     fmt: ExportFormat,
     output: str | Path,
     split: str = "test",
@@ -95,14 +40,14 @@ def export_rows(
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "verl":
-        converted = [verl_row(row, index, split, multi_turn) for index, row in enumerate(rows)]
-        _write_parquet(converted, path, _verl_schema(rows, multi_turn))
+        verl = [verl_row(row, index, split, multi_turn) for index, row in enumerate(rows)]
+        _write_parquet(verl, path, _verl_schema(rows, multi_turn))
     elif fmt == "trl":
-        converted = [trl_row(row) for row in rows]
+        trl = [trl_row(row) for row in rows]
         if path.suffix == ".jsonl":
-            _write_jsonl(converted, path)
+            _write_jsonl(trl, path)
         else:
-            _write_parquet(converted, path, _trl_schema(rows))
+            _write_parquet(trl, path, _trl_schema(rows))
     elif fmt == "parquet":
         _write_parquet(rows, path, _record_schema(rows))
     elif fmt == "jsonl":
@@ -112,16 +57,16 @@ def export_rows(
     return len(rows)
 
 
-def _write_jsonl(rows: list[dict[str, Any]], path: Path) -> None:
+def _write_jsonl(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         write_jsonl(rows, handle)
 
 
-def _write_parquet(rows: list[dict[str, Any]], path: Path, schema: pa.Schema) -> None:
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+def _write_parquet(rows: Sequence[Mapping[str, Any]], path: Path, schema: pa.Schema) -> None:
+    pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), path)
 
 
-def _objective_type(rows: list[dict[str, Any]]) -> pa.DataType:
+def _objective_type(rows: list[Row]) -> pa.DataType:
     """int64 when every reference objective is an integer (all npgym tasks), else float64."""
     values = [row.get("reference_objective") for row in rows]
     if all(value is None or isinstance(value, int) for value in values):
@@ -129,7 +74,7 @@ def _objective_type(rows: list[dict[str, Any]]) -> pa.DataType:
     return pa.float64()
 
 
-def _record_schema(rows: list[dict[str, Any]]) -> pa.Schema:
+def _record_schema(rows: list[Row]) -> pa.Schema:
     return pa.schema(
         [
             ("id", pa.string()),
@@ -147,7 +92,7 @@ def _record_schema(rows: list[dict[str, Any]]) -> pa.Schema:
     )
 
 
-def _verl_schema(rows: list[dict[str, Any]], multi_turn: bool) -> pa.Schema:
+def _verl_schema(rows: list[Row], multi_turn: bool) -> pa.Schema:
     fields = [
         ("index", pa.int64()),
         ("id", pa.string()),
@@ -177,7 +122,7 @@ def _verl_schema(rows: list[dict[str, Any]], multi_turn: bool) -> pa.Schema:
     return pa.schema([*columns, ("extra_info", pa.struct(fields))])
 
 
-def _trl_schema(rows: list[dict[str, Any]]) -> pa.Schema:
+def _trl_schema(rows: list[Row]) -> pa.Schema:
     return pa.schema(
         [
             ("prompt", _CHAT),

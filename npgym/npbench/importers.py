@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from npgym.datasets import ItemResult
 from npgym.instance import Instance
-from npgym.npbench.build import ItemResult, write_dataset
+from npgym.npbench.build import write_dataset
 from npgym.records import make_record
 from npgym.registry import get_task
 
@@ -74,7 +75,7 @@ def read_np_engine(path: str | Path) -> list[tuple[str, Instance]]:
         fields = _tsp_fields(question) if task.name == "TSP" else _knapsack_fields(question)
         provenance = {"source": "np-engine", "file": Path(path).name, "question": question_id}
         try:
-            instance = task.instance_type(task=task.name, config=provenance, **fields)
+            instance = task.instance_type(task=task.name, source=provenance, **fields)
         except ValidationError as error:
             raise NPEngineFormatError(f"{path}: {question_id}: {error}") from error
         instances.append((question_id, instance))
@@ -103,5 +104,5 @@ def import_np_engine_files(
             f"{path}: {len(questions)} instances, {proven} proven optimal, {elapsed:.1f} s"
         )
     sources = [str(Path(path).name) for path in paths]
-    write_dataset(Path(out_dir), results, {"source": {"np-engine": sources}})
+    write_dataset(Path(out_dir), results, source={"np-engine": sources})
     return "\n".join(lines)
