@@ -282,7 +282,7 @@ class AdaptiveCurriculum:
         try:
             options = dict(state["options"])
             target = tuple(options.pop("target"))
-            curriculum = cls(state["tasks"], target=target, **options)  # type: ignore[arg-type]
+            curriculum = cls(state["tasks"], target=target, **options)
             curriculum._rng.bit_generator.state = state["rng"]
             for name, frontier in state["frontiers"].items():
                 task_state = curriculum._states[name]
@@ -365,7 +365,7 @@ class CurriculumEnv(gym.Env[str, str]):
         if terminated or truncated:
             score_fields = {name: info[name] for name in Score.__dataclass_fields__}
             info["passed"] = self.curriculum.report(self._item, Score(**score_fields))
-        return observation, reward, terminated, truncated, {**info, **self._item_info()}
+        return observation, float(reward), terminated, truncated, {**info, **self._item_info()}
 
     def _item_info(self) -> dict[str, Any]:
         assert self._item is not None

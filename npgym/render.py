@@ -275,7 +275,7 @@ def load_source(
             from npgym.npbench.build import BuildError, read_dataset
 
             try:
-                rows = list(read_dataset(source))
+                rows: list[Any] = list(read_dataset(source))
             except BuildError as error:
                 raise SourceError(str(error)) from error
         else:

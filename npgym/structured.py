@@ -201,10 +201,10 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         self.episode_class = episode_type(self.task.name)
         self.limits = self.episode_class.limits_for(resolved)
         self.action_count = self.episode_class.action_count(self.limits)
-        self.observation_space = spaces.Dict(
+        self.observation_space = spaces.Dict(  # type: ignore[assignment]
             {**self.episode_class.spaces(self.limits), "action_mask": flags((self.action_count,))}
         )
-        self.action_space = spaces.Discrete(self.action_count)
+        self.action_space = spaces.Discrete(self.action_count)  # type: ignore[assignment]
         self.episode: Episode | None = None
         self.done = True
         self._shaped = 0.0
@@ -254,8 +254,8 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
             self.done = True
             weights = self.reward_config
             penalty = weights.format_fail + weights.infeasible - self._shaped
-            info = {"reason": problem, "invalid_action": True, "feasible": False}
-            return self._observe(), float(penalty), True, False, info
+            failure = {"reason": problem, "invalid_action": True, "feasible": False}
+            return self._observe(), float(penalty), True, False, failure
         before = self.episode.partial_objective()
         complete = self.episode.apply(int(action))
         reward = self._shaping_reward(before, self.episode.partial_objective())

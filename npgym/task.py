@@ -35,8 +35,10 @@ Category = Literal[
     "graph partitioning",
     "subset selection",
     "path planning",
+    "composition",
 ]
-"""The NP-Bench categories, in report order: a closed set, checked when a task registers."""
+"""The NP-Bench categories, in report order (``composition`` for the composed family tasks): a
+closed set, checked when a task registers."""
 
 InstanceT = TypeVar("InstanceT", bound=Instance)
 ConfigT = TypeVar("ConfigT", bound=GeneratorConfig)

@@ -126,10 +126,10 @@ class AggregateTask(FamilyTask[AggregateInstance, AggregateConfig]):
 
     def __init__(self, base_name: str) -> None:
         self.base: Task = get_task(base_name)
-        self.name = f"Aggregate-{self.base.name}"
-        self.category = self.base.category
-        self.sense = self.base.sense
-        self.objective_name = self.base.objective_name
+        self.name = f"Aggregate-{self.base.name}"  # type: ignore[misc]  # one object per family name
+        self.category = self.base.category  # type: ignore[misc]  # one object per family name
+        self.sense = self.base.sense  # type: ignore[misc]  # one object per family name
+        self.objective_name = self.base.objective_name  # type: ignore[misc]  # one object per family name
 
     # --- generation ---------------------------------------------------------------------------
 

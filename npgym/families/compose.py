@@ -124,7 +124,7 @@ class ComposeTask(FamilyTask[ComposeInstance, ComposeConfig]):
     def __init__(
         self, name: str, *, chain: bool, tasks: tuple[str, ...] = (), count: int = 0
     ) -> None:
-        self.name = name
+        self.name = name  # type: ignore[misc]  # one object per family name
         self.chain = chain
         self.tasks = tasks
         self.count = count or len(tasks)

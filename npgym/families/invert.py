@@ -188,8 +188,8 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
 
     def __init__(self, base_name: str) -> None:
         self.base: Task = get_task(base_name)
-        self.name = f"Invert-{self.base.name}"
-        self.category = self.base.category
+        self.name = f"Invert-{self.base.name}"  # type: ignore[misc]  # one object per family name
+        self.category = self.base.category  # type: ignore[misc]  # one object per family name
 
     # --- generation ---------------------------------------------------------------------------
 
@@ -217,9 +217,8 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         weights = rng.integers(1, 20, size=_UNIQUE_ITEMS)
         values = rng.integers(1, 30, size=_UNIQUE_ITEMS)
         capacity = int(weights.sum() // 2)
-        return self.base.instance_type(
-            weights=tuple(weights.tolist()), values=tuple(values.tolist()), capacity=capacity
-        )
+        fields = {"weights": weights.tolist(), "values": values.tolist(), "capacity": capacity}
+        return self.base.instance_type.model_validate(fields)
 
     # --- the property -------------------------------------------------------------------------
 
@@ -244,7 +243,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
             if optimum is None:
                 return False, "the instance has no feasible answer", None
             if k is not None and optimum != k:
-                return False, f"the optimum is {optimum}, not {k}", optimum
+                return False, f"the optimum is {optimum}, not {k}", int(optimum)
             return True, "", int(optimum)
         greedy = greedy_objective(self.base, instance)
         if greedy is None or optimum is None:

@@ -80,7 +80,7 @@ class NPGymEnvironment(Environment[NPGymAction, NPGymObservation, NPGymState]):
         super().__init__()
         self.env_id = env_id
         self.env = gym.make(env_id, **env_options)
-        self._state = NPGymState(env_id=env_id, task=self.env.unwrapped.task.name)
+        self._state = NPGymState(env_id=env_id, task=self.env.unwrapped.task.name)  # type: ignore[attr-defined]
         self._done = True
 
     def reset(

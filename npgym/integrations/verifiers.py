@@ -23,6 +23,7 @@ from typing import Any
 import verifiers as vf
 from datasets import Dataset
 
+from npgym.datasets import ReferenceMode
 from npgym.instance import Instance
 from npgym.integrations.trl import make_dataset
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
@@ -126,7 +127,7 @@ def load_environment(
     seed: int = 0,
     max_attempts: int = 1,
     reward_policy: RewardPolicy = "best",
-    reference: str = "exact",
+    reference: ReferenceMode = "exact",
     system_prompt: str | None = None,
 ) -> vf.Environment:
     """A verifiers environment of ``n`` fresh ``task`` instances at ``tier``.

@@ -81,12 +81,12 @@ def plot_gaps(report: dict[str, Any], path: str | Path) -> Path:
     sections = report.get("tiers") or report["categories"]
     kind = "tier" if report.get("tiers") else "category"
     labels = list(sections)
-    values = [
+    rates: list[list[float]] = [
         [float(sections[name][key]) for name in labels] for key in ("success_rate", "average_ratio")
     ]
-    low = min((v for row in values for v in row), default=0.0)
+    low = min((v for row in rates for v in row), default=0.0)
     bottom = max(0.0, (int(low * 20) - 1) / 20)
-    for offset, row, label in ((-width / 2, values[0], "SR"), (width / 2, values[1], "AR")):
+    for offset, row, label in ((-width / 2, rates[0], "SR"), (width / 2, rates[1], "AR")):
         spots = [index + offset for index in range(len(labels))]
         tier_axes.bar(spots, row, width, label=label)
         for spot, value in zip(spots, row, strict=True):

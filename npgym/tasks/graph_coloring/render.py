@@ -4,7 +4,7 @@ leaves uncoloured ringed red."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,7 +34,9 @@ def draw(
     ]
     segments(axes, points, instance.edges, FAINT, 0.8)
     segments(axes, points, clashes, MISTAKE, 3.0, z=2)
-    face, edge, width = [], [], []
+    face: list[Any] = []
+    edge: list[str] = []
+    width: list[float] = []
     for vertex in range(n):
         if vertex < len(given):
             face.append(palette(labels[given[vertex]] % 20))

@@ -48,10 +48,10 @@ def draw(
         color=MISTAKE if repeated else "black",
     )
     scatter.tick_params(labelsize=7)
-    capacity = instance.capacity
+    capacity = int(instance.capacity)
     load = 0
-    for item in ids:
-        weight = int(weights[item])
+    for chosen_item in ids:
+        weight = int(weights[chosen_item])
         fits = min(weight, max(capacity - load, 0))
         if fits:
             bar.barh(0, fits, left=load, color=PLAIN, edgecolor="white")

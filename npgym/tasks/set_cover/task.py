@@ -66,7 +66,7 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
 
     def check_python(self, instance: SetCoverInstance, solution: np.ndarray | str) -> Verdict:
         claims_impossible = isinstance(solution, str)
-        ids = [] if claims_impossible else solution.tolist()
+        ids = [] if isinstance(solution, str) else solution.tolist()
         subsets = [list(subset) for subset in instance.subsets]
         code, a, _, count = check_cover_python(
             subsets, instance.universe_size, ids, claims_impossible
