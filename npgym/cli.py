@@ -159,14 +159,14 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
         )
     if scored.missing:
         click.echo(
-            f"warning: {len(scored.missing)} rows had no completion; scored as format failures",
+            f"warning: {len(scored.missing)} rows had no completion; not scored (empty scores)",
             err=True,
         )
     scores = [score for row in scored.rows for score in row.scores]
     if scores:
-        overall = summarize([[score] for score in scores])
+        overall = summarize([row.scores for row in scored.rows])
         click.echo(
-            f"{len(scores)} completions: format {overall.format_rate:.1%}, success rate "
+            f"{len(scores)} completions (averaged per instance): format {overall.format_rate:.1%}, success rate "
             f"{overall.success_rate:.1%}, average ratio {overall.average_ratio:.4f}, "
             f"mean reward {overall.mean_reward:.4f}",
             err=True,
@@ -479,7 +479,7 @@ def eval_command(
         raise click.ClickException(str(error)) from error
     for warning in texts.warnings:
         click.echo(f"warning: {warning}", err=True)
-    paths = evaluation.write_report(report, folder)
+    paths = evaluation.write_report(report, folder, rows, texts)
     click.echo(evaluation.markdown(report))
     click.echo(f"report: {', '.join(str(p) for p in paths)}", err=True)
     missing = report["problems"]["missing_completions"]

@@ -55,11 +55,13 @@ def test_generate_then_score(tmp_path: Path) -> None:
     scored = [json.loads(line) for line in scores_path.read_text().splitlines()]
     assert [s["reward"] for s in scored[0]["scores"]] == [2.0]
     assert [s["reward"] for s in scored[1]["scores"]] == [-0.5, -2.5]
-    # a row without completion counts as format failures, one per sample, as in npgym eval
-    assert [s["reward"] for s in scored[2]["scores"]] == [-2.5, -2.5]
+    # a row without completion is never scored as an answer, as in npgym eval
+    assert scored[2]["scores"] == []
     assert "1 completion ids not in" in result.output
-    assert "1 rows had no completion" in result.output
-    assert "5 completions" in result.output
+    assert "1 rows had no completion; not scored" in result.output
+    # averaged per instance: (1 + 0) / 2, where pooling the 3 samples would say 1/3
+    assert "3 completions (averaged per instance)" in result.output
+    assert "success rate 50.0%" in result.output
 
 
 def test_generate_rejects_bad_config() -> None:

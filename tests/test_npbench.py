@@ -208,21 +208,23 @@ def test_evaluate_metrics_and_problems(built: Path, tmp_path: Path) -> None:
     }
     report = evaluate(rows, Completions(texts), source="test")
     tsp = report["tasks"]["TSP"]
-    # 8 samples: 4 optimal, 4 failures (the 4th instance has no completion: 2 format failures).
-    assert (tsp["instances"], tsp["samples"]) == (4, 8)
-    assert tsp["success_rate"] == 0.5 and tsp["average_ratio"] == 0.5
-    assert tsp["pass_at_k"] == {"1": 0.5, "2": 0.75}
-    assert report["categories"]["path planning"]["success_rate"] == 0.5
-    assert report["overall"]["samples"] == 8
+    # 3 answered instances (6 samples), averaged per instance: (1/2 + 1/2 + 1) / 3; the 4th
+    # instance has no completion: missing, not scored.
+    assert (tsp["instances"], tsp["missing"], tsp["samples"]) == (3, 1, 6)
+    assert tsp["success_rate"] == tsp["average_ratio"] == round(2 / 3, 6)
+    assert tsp["pass_at_k"] == {"1": round(2 / 3, 6), "2": 1.0}
+    assert report["categories"]["path planning"]["success_rate"] == round(2 / 3, 6)
+    assert report["tiers"]["easy"]["missing"] == 1
+    assert report["overall"]["samples"] == 6 and report["overall"]["missing"] == 1
     assert report["problems"]["missing_completions"] == [rows[3]["id"]]
     assert report["problems"]["unknown_ids"] == ["stranger"]
     paths = write_report(report, tmp_path)
     assert [p.name for p in paths] == ["report.json", "report.md", "report.png"]
     assert paths[2].read_bytes().startswith(b"\x89PNG")
-    assert "| TSP | 4 | 0.500 | 0.500 |" in paths[1].read_text()
+    assert "| TSP | 3 | 1 | 0.667 | 0.667 |" in paths[1].read_text()
     other = evaluate(rows, Completions({row["id"]: [_optimal(row)] for row in rows}), "oracle")
     side_by_side = compare(report, other)
-    assert "| overall | 0.500 | 1.000 | +0.500 |" in side_by_side
+    assert "| overall | 0.667 | 1.000 | +0.333 |" in side_by_side
 
 
 def test_completion_files_are_read_strictly(tmp_path: Path) -> None:
@@ -268,19 +270,25 @@ def test_cli_build_eval_export_and_compare(tmp_path: Path) -> None:
     assert "100% proven optimal" in result.output
     result = runner.invoke(main, ["eval", str(folder), "--agent", "heuristic"])
     assert result.exit_code == 0, result.output
-    assert "| TSP | 3 | 1.000 |" in result.output
+    assert "| TSP | 3 | 0 | 1.000 |" in result.output
     heuristic_report = folder / "eval-heuristic" / "report.json"
     assert heuristic_report.exists()
+    assert (
+        "![TSP best](gallery/TSP-best.png)" in (folder / "eval-heuristic" / "report.md").read_text()
+    )
+    assert (folder / "eval-heuristic" / "gallery" / "TSP-worst.png").exists()
     completions = tmp_path / "c.jsonl"
     rows = list(read_dataset(folder))
     completions.write_text(
         json.dumps({"id": rows[0]["id"], "completion": _optimal(rows[0])}) + "\n"
     )
-    result = runner.invoke(
-        main, ["eval", str(folder), "--completions", str(completions), "-o", str(tmp_path / "r")]
-    )
+    command = ["eval", str(folder), "--completions", str(completions), "-o", str(tmp_path / "r")]
+    result = runner.invoke(main, command)
+    assert result.exit_code != 0 and "2 instances have no answer" in result.output
+    result = runner.invoke(main, [*command, "--allow-missing"])
     assert result.exit_code == 0, result.output
     assert "2 instances had no completion" in (tmp_path / "r" / "report.md").read_text()
+    assert "| TSP | 1 | 2 | 1.000 |" in result.output  # missing answers are not scored
     result = runner.invoke(
         main, ["eval", "--compare", str(heuristic_report), str(tmp_path / "r" / "report.json")]
     )

@@ -32,15 +32,17 @@ def test_tier_metrics_group_by_tier_and_count_missing_answers() -> None:
     assert tiers["medium"]["success_rate"] == 1.0  # [] is feasible, with value 0
     assert tiers["medium"]["average_ratio"] < 1.0
     del texts["easy-0"]
-    assert tier_metrics(rows, Completions(texts))["easy"]["format_rate"] < 1.0
+    easy = tier_metrics(rows, Completions(texts))["easy"]
+    # a missing answer is counted, never scored as a format failure
+    assert (easy["instances"], easy["missing"], easy["format_rate"]) == (2, 1, 1.0)
 
 
 def test_plot_gaps_writes_a_png_with_or_without_tiers(tmp_path: Path) -> None:
     rows, texts = rows_and_answers()
     report = evaluate(rows, Completions(texts), source="test")
-    without = plot_gaps(report, tmp_path / "categories.png").read_bytes()
-    report["tiers"] = tier_metrics(rows, Completions(texts))
+    assert report["tiers"] == tier_metrics(rows, Completions(texts))
     with_tiers = plot_gaps(report, tmp_path / "tiers.png").read_bytes()
+    without = plot_gaps({**report, "tiers": {}}, tmp_path / "categories.png").read_bytes()
     assert without.startswith(b"\x89PNG") and with_tiers.startswith(b"\x89PNG")
     assert without != with_tiers
 
@@ -54,3 +56,11 @@ def test_gallery_draws_the_worst_and_best_answer_of_each_task(tmp_path: Path) ->
     assert "![Knapsack worst](gallery/Knapsack-worst.png)" in section
     assert "worst: `medium-0`, reward 1.000" in section  # the empty answer
     assert "best: `easy-0`, reward 2.000" in section
+
+
+def test_gallery_never_draws_a_missing_answer(tmp_path: Path) -> None:
+    rows, texts = rows_and_answers()
+    del texts["medium-0"]  # the only answer with reward 1; the rest score 2
+    section = write_gallery(rows, Completions(texts), tmp_path)
+    assert "medium-0" not in section
+    assert "worst: `easy-0`, reward 2.000" in section

@@ -1,16 +1,21 @@
 """Evaluate completions on a built dataset: NP-Bench metrics, reports, plots, comparisons.
 
-Metrics (docs/contract.md, "Metrics"), over every sample of every instance:
+Metrics (docs/contract.md, "Metrics"), each instance weighing the same (:data:`AVERAGING`):
 
-- Success Rate: share of feasible answers (each sample counts; with k samples this is not
-  pass@k, the published mislabelling).
-- Average Ratio: mean clipped optimality ratio, infeasible answers scored 0.
-- optimal rate, format rate and mean reward alongside.
+- Success Rate: share of feasible answers, averaged within each instance first (with k samples
+  this is not pass@k, the published mislabelling), then over instances.
+- Average Ratio: mean clipped optimality ratio, infeasible answers scored 0, averaged the same
+  way; so are the optimal rate, the format rate and the mean reward.
 - With k samples per instance: pass@k (unbiased estimator of the chance that at least one of
   k samples is feasible) and best-ratio@k (unbiased estimator of the expected best ratio among
   k samples), both averaged over instances.
+- An instance without a completion is never scored: it is left out of every metric above and
+  counted as ``missing``.
+- With variant rows (an ``original_id`` column, ``bench build --variants k``): ``consistency``,
+  the share of originals whose verdicts (:func:`npgym.variants.verdict_label`) agree across
+  their variants.
 
-Results are given per task, per NP-Bench category and overall (all samples pooled).
+Results are given per task, per NP-Bench category, per tier and overall.
 """
 
 from __future__ import annotations
@@ -18,20 +23,23 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, get_args
 
 from tqdm import tqdm
 
-from npgym.records import Row, load_solved_row
+from npgym.config import TIERS
+from npgym.records import load_solved_row
 from npgym.registry import get_task
 from npgym.results import Score
 from npgym.task import Category
+from npgym.variants import consistency, verdict_label
 from npgym.version import __version__
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
+"""2: per-instance averaging, ``missing`` counts, per-tier metrics, consistency."""
 
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
@@ -120,46 +128,69 @@ def best_ratio_at_k(ratios: Sequence[float], k: int) -> float:
     return sum(math.comb(i, k - 1) * ordered[i] for i in range(k - 1, len(ordered))) / total
 
 
+AVERAGING = (
+    "per instance: each instance's samples are averaged first, then every instance weighs the "
+    "same (an instance with 50 samples counts as much as one with 1); instances without a "
+    "completion are left out and counted as missing"
+)
+"""The averaging rule of every rate in a report, written into report.json and report.md."""
+
+
 @dataclass
 class Metrics:
-    """Aggregated figures for a group of instances (a task, a category, everything)."""
+    """Aggregated figures for a group of instances (a task, a category, a tier, everything).
+
+    ``instances`` counts the instances that were scored (at least one completion) and
+    ``missing`` those without any, which no rate includes. The rates are ``None`` when no
+    instance was scored.
+    """
 
     instances: int
+    missing: int
     samples: int
-    success_rate: float
-    average_ratio: float
-    optimal_rate: float
-    format_rate: float
-    mean_reward: float
+    success_rate: float | None
+    average_ratio: float | None
+    optimal_rate: float | None
+    format_rate: float | None
+    mean_reward: float | None
     pass_at_k: dict[str, float]
     best_ratio_at_k: dict[str, float]
 
 
-def summarize(groups: list[list[Score]], ks: Sequence[int] = ()) -> Metrics:
-    """Metrics of instances given as their samples' scores (pass@k for each k in ``ks``)."""
-    scores = [score for group in groups for score in group]
-    count = len(scores) or 1
+def summarize(groups: Sequence[Sequence[Score]], ks: Sequence[int] = ()) -> Metrics:
+    """Metrics of instances given as their samples' scores (pass@k for each k in ``ks``).
 
-    def mean(values: Iterable[float]) -> float:
-        return round(sum(values) / count, 6)
+    Each rate is averaged within an instance first, then over instances (:data:`AVERAGING`).
+    An empty group is an instance without a completion: counted as missing, never scored.
+    """
+    answered = [group for group in groups if group]
+
+    def rate(value: Callable[[Score], float]) -> float | None:
+        if not answered:
+            return None
+        per_instance = [sum(value(s) for s in group) / len(group) for group in answered]
+        return round(sum(per_instance) / len(answered), 6)
 
     def over_instances(values: Iterable[float]) -> float:
-        return round(sum(values) / (len(groups) or 1), 6)
+        return round(sum(values) / (len(answered) or 1), 6)
 
     return Metrics(
-        instances=len(groups),
-        samples=len(scores),
-        success_rate=mean(s.feasible for s in scores),
-        average_ratio=mean(s.optimality for s in scores),
-        optimal_rate=mean(s.optimality >= 1.0 for s in scores),
-        format_rate=mean(s.format_ok for s in scores),
-        mean_reward=mean(s.reward for s in scores),
+        instances=len(answered),
+        missing=len(groups) - len(answered),
+        samples=sum(len(group) for group in answered),
+        success_rate=rate(lambda s: s.feasible),
+        average_ratio=rate(lambda s: s.optimality),
+        optimal_rate=rate(lambda s: s.optimality >= 1.0),
+        format_rate=rate(lambda s: s.format_ok),
+        mean_reward=rate(lambda s: s.reward),
         pass_at_k={
-            str(k): over_instances(pass_at_k(len(g), sum(s.feasible for s in g), k) for g in groups)
+            str(k): over_instances(
+                pass_at_k(len(g), sum(s.feasible for s in g), k) for g in answered
+            )
             for k in ks
         },
         best_ratio_at_k={
-            str(k): over_instances(best_ratio_at_k([s.optimality for s in g], k) for g in groups)
+            str(k): over_instances(best_ratio_at_k([s.optimality for s in g], k) for g in answered)
             for k in ks
         },
     )
@@ -174,11 +205,15 @@ def _ks(samples: int) -> list[int]:
 
 @dataclass
 class ScoredRow:
-    """The scores of one row's completions."""
+    """The scores of one row's completions (none when the row had no completion)."""
 
     id: str
     task: str
     scores: list[Score]
+    tier: str = "custom"
+    """The row's tier, ``"custom"`` when it has none (a difficulty or an imported row)."""
+    original_id: str | None = None
+    """For a variant row: the id of the instance it is a variant of."""
 
 
 @dataclass
@@ -196,14 +231,16 @@ def score_rows(
 ) -> ScoredRows:
     """Score every completion of every row against the row's reference (computed if absent).
 
-    A row without completions counts as format failures, one per sample: as many samples as
-    the rows with the most have (1 when there are none). Raises ``RecordError`` on a bad row.
-    ``progress``: show a progress bar (``None``: when stderr is a terminal).
+    A row without completions is never scored: its :class:`ScoredRow` has no scores and its id
+    is listed in ``missing``. Raises ``RecordError`` on a bad row. ``progress``: show a
+    progress bar (``None``: when stderr is a terminal).
     """
     rows = list(rows)
     samples = max((len(texts) for texts in completions.texts.values()), default=1)
     if len({len(texts) for texts in completions.texts.values()}) > 1:
-        completions.warnings.append("instances have different numbers of samples")
+        completions.warnings.append(
+            "instances have different numbers of samples (each instance still weighs the same)"
+        )
     known = {str(row.get("id")) for row in rows}
     missing: list[str] = []
     scored: list[ScoredRow] = []
@@ -215,12 +252,58 @@ def score_rows(
         texts = completions.texts.get(identifier)
         if texts is None:
             missing.append(identifier)
-            texts = [""] * samples
+        original = row.get("original_id")
         scored.append(
-            ScoredRow(identifier, task.name, [task.score(instance, t, reference) for t in texts])
+            ScoredRow(
+                identifier,
+                task.name,
+                [task.score(instance, t, reference) for t in texts or ()],
+                str(row.get("tier") or "custom"),
+                None if original is None else str(original),
+            )
         )
     unknown = sorted(identifier for identifier in completions.texts if identifier not in known)
     return ScoredRows(scored, missing, unknown, samples)
+
+
+def by_tier(rows: Iterable[ScoredRow]) -> dict[str, Metrics]:
+    """Metrics per tier, the standard tiers in their order first, then any other in name order."""
+    groups: dict[str, list[list[Score]]] = defaultdict(list)
+    for row in rows:
+        groups[row.tier].append(row.scores)
+    order = [tier for tier in TIERS if tier in groups] + sorted(set(groups) - set(TIERS))
+    return {tier: summarize(groups[tier]) for tier in order}
+
+
+def variant_groups(rows: Iterable[ScoredRow]) -> dict[str, list[ScoredRow]]:
+    """The answered rows of each original that has at least two of them, by original id.
+
+    A variant row names its original in ``original_id``; the original's own row, when the
+    dataset holds it, joins its variants (whether or not it names itself).
+    """
+    rows = list(rows)
+    originals = {row.original_id for row in rows if row.original_id is not None}
+    groups: dict[str, list[ScoredRow]] = defaultdict(list)
+    for row in rows:
+        key = row.original_id or (row.id if row.id in originals else None)
+        if key is not None and row.scores:
+            groups[key].append(row)
+    return {key: group for key, group in groups.items() if len(group) >= 2}
+
+
+def consistency_of(group: Sequence[ScoredRow]) -> float:
+    """How often the verdicts of one original's variants agree: the share of sample indices
+    (up to the fewest samples among them) at which every variant gets the same verdict."""
+    depth = min(len(row.scores) for row in group)
+    return consistency([[verdict_label(row.scores[j]) for row in group] for j in range(depth)])
+
+
+def _consistency_fields(per_original: Sequence[float]) -> dict[str, Any]:
+    """The report fields for a group of originals: mean consistency and how many originals."""
+    return {
+        "consistency": round(sum(per_original) / len(per_original), 6),
+        "variant_originals": len(per_original),
+    }
 
 
 class Problems(TypedDict):
@@ -237,43 +320,64 @@ class Report(TypedDict):
     schema_version: int
     npgym_version: str
     source: str
+    averaging: str
+    """The averaging rule of every rate (:data:`AVERAGING`)."""
     samples_per_instance: int
     tasks: dict[str, dict[str, Any]]
-    """Per task: its ``category`` and the :class:`Metrics` fields."""
+    """Per task: its ``category``, the :class:`Metrics` fields and, with variant rows,
+    ``consistency`` and ``variant_originals``."""
     categories: dict[str, dict[str, Any]]
+    tiers: dict[str, dict[str, Any]]
+    """Per tier (``"custom"`` for rows without one): the :class:`Metrics` fields."""
     overall: dict[str, Any]
     problems: Problems
 
 
-def evaluate(rows: Iterable[Row], completions: Completions, source: str = "") -> Report:
+def evaluate(
+    rows: Iterable[Mapping[str, Any]], completions: Completions, source: str = ""
+) -> Report:
     """Score every completion of every row and aggregate; returns the report.
 
-    Instances without completions count as format failures (each of their k samples); ids
-    that match no instance are listed in the report's ``problems``.
+    Instances without completions are not scored: they are counted as ``missing`` (per task,
+    category, tier and overall) and listed in the report's ``problems``, as are ids that match
+    no instance.
     """
     scored = score_rows(rows, completions)
     per_task: dict[str, list[list[Score]]] = defaultdict(list)
     for row in scored.rows:
         per_task[row.task].append(row.scores)
-    ks = _ks(min((len(group) for groups in per_task.values() for group in groups), default=1))
+    ks = _ks(
+        min((len(group) for groups in per_task.values() for group in groups if group), default=1)
+    )
     by_category: dict[str, list[list[Score]]] = defaultdict(list)
     for task_name, groups in per_task.items():
         by_category[get_task(task_name).category] += groups
+    tasks: dict[str, dict[str, Any]] = {
+        name: {"category": get_task(name).category, **asdict(summarize(groups, ks))}
+        for name, groups in per_task.items()
+    }
+    overall = asdict(summarize([g for groups in per_task.values() for g in groups], ks))
+    agreement: dict[str, list[float]] = defaultdict(list)
+    for group in variant_groups(scored.rows).values():
+        agreement[group[0].task].append(consistency_of(group))
+    for name, values in agreement.items():
+        tasks[name] |= _consistency_fields(values)
+    if agreement:
+        overall |= _consistency_fields([v for values in agreement.values() for v in values])
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "npgym_version": __version__,
         "source": source,
+        "averaging": AVERAGING,
         "samples_per_instance": scored.samples,
-        "tasks": {
-            name: {"category": get_task(name).category, **asdict(summarize(groups, ks))}
-            for name, groups in per_task.items()
-        },
+        "tasks": tasks,
         "categories": {
             name: asdict(summarize(by_category[name], ks))
             for name in CATEGORIES
             if name in by_category
         },
-        "overall": asdict(summarize([g for groups in per_task.values() for g in groups], ks)),
+        "tiers": {name: asdict(metrics) for name, metrics in by_tier(scored.rows).items()},
+        "overall": overall,
         "problems": {
             "missing_completions": scored.missing,
             "unknown_ids": scored.unknown,
@@ -291,38 +395,62 @@ _COLUMNS = [
 
 
 def markdown(report: Report) -> str:
-    """The report as markdown tables: per task, per category, overall, then problems."""
+    """The report as markdown tables: per task, category, tier, overall, then problems."""
     ks = list(report["overall"]["pass_at_k"])
-    header = ["", "n", *(title for _, title in _COLUMNS)]
+    header = ["", "n", "missing", *(title for _, title in _COLUMNS)]
     header += [f"pass@{k}" for k in ks] + [f"best-ratio@{k}" for k in ks]
 
-    def line(name: str, metrics: dict[str, Any]) -> str:
-        cells = [name, str(metrics["instances"])]
-        cells += [f"{metrics[key]:.3f}" for key, _ in _COLUMNS]
-        cells += [f"{metrics['pass_at_k'][k]:.3f}" for k in ks]
-        cells += [f"{metrics['best_ratio_at_k'][k]:.3f}" for k in ks]
+    def line(name: str, metrics: Mapping[str, Any]) -> str:
+        cells = [name, str(metrics["instances"]), str(metrics.get("missing", 0))]
+        cells += [_fmt(metrics[key]) for key, _ in _COLUMNS]
+        cells += [_fmt(metrics["pass_at_k"].get(k)) for k in ks]
+        cells += [_fmt(metrics["best_ratio_at_k"].get(k)) for k in ks]
         return "| " + " | ".join(cells) + " |"
 
-    def table(title: str, groups: dict[str, Any]) -> list[str]:
+    def table(title: str, groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
         head = ["| " + " | ".join([title, *header[1:]]) + " |", "|" + "---|" * len(header)]
         return head + [line(name, metrics) for name, metrics in groups.items()]
 
     parts = [
         f"# NP-Bench evaluation: {report['source']}",
         "",
-        f"{report['samples_per_instance']} sample(s) per instance.",
+        f"{report['samples_per_instance']} sample(s) per instance. Averaging: "
+        f"{report.get('averaging', 'all samples pooled (a report from before schema 2)')}.",
         "",
         *table("task", report["tasks"]),
         "",
         *table("category", report["categories"]),
         "",
-        *table("overall", {"all tasks": report["overall"]}),
     ]
+    if report.get("tiers"):
+        parts += [*table("tier", report["tiers"]), ""]
+    parts += table("overall", {"all tasks": report["overall"]})
+    consistent = {
+        name: metrics for name, metrics in report["tasks"].items() if "consistency" in metrics
+    }
+    if consistent:
+        parts += [
+            "",
+            "## Consistency across variants",
+            "",
+            "Share of originals whose verdicts (format error, infeasible, suboptimal, optimal) "
+            "agree across all their variants.",
+            "",
+            "| task | originals | consistency |",
+            "|---|---|---|",
+        ]
+        for name, metrics in [*consistent.items(), ("all tasks", report["overall"])]:
+            parts.append(
+                f"| {name} | {metrics['variant_originals']} | {metrics['consistency']:.3f} |"
+            )
     problems = report["problems"]
     notes = [f"- {warning}" for warning in problems["warnings"]]
     if problems["missing_completions"]:
         count = len(problems["missing_completions"])
-        notes.append(f"- {count} instances had no completion (scored as format failures)")
+        notes.append(
+            f"- {count} instances had no completion (not scored; counted as missing): "
+            + ", ".join(problems["missing_completions"][:10])
+        )
     if problems["unknown_ids"]:
         unknown = problems["unknown_ids"]
         notes.append(
@@ -333,38 +461,26 @@ def markdown(report: Report) -> str:
     return "\n".join(parts) + "\n"
 
 
-def plot(report: Report, path: str | Path) -> None:
-    """Bar chart of Success Rate and Average Ratio per task, and overall."""
-    import matplotlib
+def write_report(
+    report: Report,
+    folder: str | Path,
+    rows: Sequence[Mapping[str, Any]] | None = None,
+    completions: Completions | None = None,
+) -> list[Path]:
+    """Write ``report.json``, ``report.md`` and ``report.png`` (:func:`plots.plot_gaps`) into
+    ``folder``; given the ``rows`` and ``completions`` too, ``report.md`` ends with a gallery of
+    each task's worst and best answer (PNGs in ``folder/gallery/``)."""
+    from npgym.npbench import plots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = [*report["tasks"], "overall"]
-    groups = [*report["tasks"].values(), report["overall"]]
-    positions = range(len(names))
-    figure, axes = plt.subplots(figsize=(max(6.0, 0.9 * len(names) + 2), 4.0))
-    width = 0.38
-    for offset, (key, title) in zip((-width / 2, width / 2), _COLUMNS[:2], strict=False):
-        axes.bar([p + offset for p in positions], [g[key] for g in groups], width, label=title)
-    axes.set_xticks(list(positions), names, rotation=30, ha="right")
-    axes.set_ylim(0, 1.05)
-    axes.set_ylabel("score")
-    axes.set_title(f"NP-Bench: {report['source']}")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-
-
-def write_report(report: Report, folder: str | Path) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and ``report.png`` into ``folder``."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "report.json", out / "report.md", out / "report.png"]
     paths[0].write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-    paths[1].write_text(markdown(report))
-    plot(report, paths[2])
+    text = markdown(report)
+    if rows is not None and completions is not None:
+        text += "\n" + plots.write_gallery(rows, completions, out)
+    paths[1].write_text(text)
+    plots.plot_gaps(report, paths[2])
     return paths
 
 
@@ -390,4 +506,5 @@ def compare(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
 
 
 def _fmt(value: float | None) -> str:
+    """A rate with three decimals; ``-`` where there is none (no scored instance)."""
     return "-" if value is None else f"{value:.3f}"

@@ -5,19 +5,20 @@ short of 1 on a log scale (0.99 and 0.999 look different; a perfect score is mar
 with each value written on its bar), and SR and AR per tier on an axis zoomed to the data.
 :func:`tier_metrics` gives the per-tier figures from the rows and completions (scoring is cheap:
 references come from the rows). :func:`write_gallery` draws the worst and the best answer of
-each task (:mod:`npgym.render`) and returns the markdown that shows them. None of them is wired
-into ``evaluate.write_report`` here; that module belongs to another piece of work.
+each task (:mod:`npgym.render`) and returns the markdown that shows them.
+``evaluate.evaluate`` puts the per-tier figures in every report and ``evaluate.write_report``
+draws ``report.png`` with :func:`plot_gaps` and appends the gallery to ``report.md``.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from npgym.config import TIERS
-from npgym.npbench.evaluate import Completions, summarize
+from npgym.npbench.evaluate import Completions, by_tier, score_rows
 from npgym.records import record_instance, record_reference
 from npgym.results import Score
 from npgym.task import Task
@@ -26,27 +27,21 @@ GAP_FLOOR = 1e-3
 """Gaps below this (scores above 0.999) are drawn at this height and labelled as perfect."""
 
 
-def tier_metrics(rows: list[dict[str, Any]], completions: Completions) -> dict[str, Any]:
+def tier_metrics(rows: Iterable[Mapping[str, Any]], completions: Completions) -> dict[str, Any]:
     """Metrics per tier (``row["tier"]``; ``"custom"`` when a row has none), tiers in order.
 
-    An instance without completions counts as format failures, as in ``evaluate``.
+    As in ``evaluate``: an instance without completions is not scored but counted as missing.
     """
-    samples = max((len(texts) for texts in completions.texts.values()), default=1)
-    groups: dict[str, list[list[Score]]] = defaultdict(list)
-    for row in rows:
-        task, instance = record_instance(row)
-        reference = record_reference(row) or task.reference(instance)
-        texts = completions.texts.get(str(row["id"]), [""] * samples)
-        groups[str(row.get("tier") or "custom")].append(
-            [task.score(instance, text, reference) for text in texts]
-        )
-    order = [tier for tier in TIERS if tier in groups] + sorted(set(groups) - set(TIERS))
-    return {tier: asdict(summarize(groups[tier])) for tier in order}
+    scored = score_rows(rows, completions)
+    return {tier: asdict(metrics) for tier, metrics in by_tier(scored.rows).items()}
 
 
-def plot_gaps(report: dict[str, Any], path: str | Path) -> Path:
+def plot_gaps(report: Mapping[str, Any], path: str | Path) -> Path:
     """Write the near-1 view of ``report`` (an ``evaluate`` report; its ``tiers`` section,
-    from :func:`tier_metrics`, is used when present, else its categories) as a PNG."""
+    from :func:`tier_metrics`, is used when present, else its categories) as a PNG.
+
+    A group without any scored instance (every answer missing) gets no bar and the label
+    "no answers"."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -60,12 +55,14 @@ def plot_gaps(report: dict[str, Any], path: str | Path) -> Path:
         (-width / 2, "success_rate", "SR"),
         (width / 2, "average_ratio", "AR"),
     ):
-        values = [float(group[key]) for group in groups]
+        values = [_rate(group[key]) for group in groups]
         heights = [max(1.0 - value, GAP_FLOOR) for value in values]
         spots = [index + offset for index in range(len(names))]
         gap_axes.bar(spots, heights, width, label=f"1 - {label}")
         for spot, value, height in zip(spots, values, heights, strict=True):
             text = f"{label} 1" if value >= 1.0 else f"{label} {value:.3f}"
+            if math.isnan(value):
+                text, height = f"{label}: no answers", GAP_FLOOR
             gap_axes.text(
                 spot, height * 1.15, text, ha="center", va="bottom", fontsize=6, rotation=90
             )
@@ -82,15 +79,18 @@ def plot_gaps(report: dict[str, Any], path: str | Path) -> Path:
     kind = "tier" if report.get("tiers") else "category"
     labels = list(sections)
     rates: list[list[float]] = [
-        [float(sections[name][key]) for name in labels] for key in ("success_rate", "average_ratio")
+        [_rate(sections[name][key]) for name in labels] for key in ("success_rate", "average_ratio")
     ]
-    low = min((v for row in rates for v in row), default=0.0)
+    low = min((v for row in rates for v in row if not math.isnan(v)), default=0.0)
     bottom = max(0.0, (int(low * 20) - 1) / 20)
     for offset, row, label in ((-width / 2, rates[0], "SR"), (width / 2, rates[1], "AR")):
         spots = [index + offset for index in range(len(labels))]
         tier_axes.bar(spots, row, width, label=label)
         for spot, value in zip(spots, row, strict=True):
-            tier_axes.text(spot, value, f"{value:.3f}", ha="center", va="bottom", fontsize=6)
+            if math.isnan(value):
+                tier_axes.text(spot, bottom, "no answers", ha="center", va="bottom", fontsize=6)
+            else:
+                tier_axes.text(spot, value, f"{value:.3f}", ha="center", va="bottom", fontsize=6)
     tier_axes.set_ylim(bottom, 1.0 + (1.0 - bottom) * 0.12)
     tier_axes.set_xticks(range(len(labels)), labels, fontsize=8)
     tier_axes.set_title(
@@ -104,16 +104,28 @@ def plot_gaps(report: dict[str, Any], path: str | Path) -> Path:
     return target
 
 
-def write_gallery(rows: list[dict[str, Any]], completions: Completions, folder: str | Path) -> str:
+def _rate(value: float | None) -> float:
+    """A report rate as a float; NaN (drawn as "no answers") where the report has ``None``."""
+    return math.nan if value is None else float(value)
+
+
+def write_gallery(
+    rows: Iterable[Mapping[str, Any]], completions: Completions, folder: str | Path
+) -> str:
     """Draw each task's worst and best answer (lowest and highest reward, first in row order
-    on a tie) into ``folder/gallery/`` and return a markdown section showing them."""
+    on a tie) into ``folder/gallery/`` and return a markdown section showing them.
+
+    Only given answers are drawn: a row without completions is missing, not an answer."""
     from npgym.render import draw_answer, save_png
 
     picked: dict[str, list[tuple[float, str, Task[Any, Any], Any, Any, str, Score]]] = {}
     for row in rows:
+        texts = completions.texts.get(str(row["id"]))
+        if texts is None:
+            continue
         task, instance = record_instance(row)
         reference = record_reference(row) or task.reference(instance)
-        for text in completions.texts.get(str(row["id"]), [""]):
+        for text in texts:
             score = task.score(instance, text, reference)
             entry = (score.reward, str(row["id"]), task, instance, reference, text, score)
             best_and_worst = picked.setdefault(task.name, [entry, entry])
