@@ -166,9 +166,9 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
     if scores:
         overall = summarize([row.scores for row in scored.rows])
         click.echo(
-            f"{len(scores)} completions (averaged per instance): format {overall.format_rate:.1%}, success rate "
-            f"{overall.success_rate:.1%}, average ratio {overall.average_ratio:.4f}, "
-            f"mean reward {overall.mean_reward:.4f}",
+            f"{len(scores)} completions (averaged per instance): format "
+            f"{overall.format_rate:.1%}, success rate {overall.success_rate:.1%}, "
+            f"average ratio {overall.average_ratio:.4f}, mean reward {overall.mean_reward:.4f}",
             err=True,
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +19,20 @@ MAX_TEXT_CHARS = 1 << 20
 """Longest prompt or completion the text spaces declare (``step`` scores longer text too)."""
 TEXT_CHARSET = string.printable
 """Prompts and feedback are plain ASCII; completions may hold any text."""
+
+
+def check_reference_time_limit(seconds: float | None) -> float | None:
+    """``seconds`` as a float when it is a positive finite number (``None``: the task's
+    default); anything else is refused with a clear error at ``gym.make``."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"reference_time_limit must be a number of seconds, got {seconds!r}")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(
+            f"reference_time_limit must be a positive finite number of seconds, got {seconds!r}"
+        )
+    return float(seconds)
 
 
 class NPGymEnv(gym.Env[str, str]):
@@ -38,7 +53,7 @@ class NPGymEnv(gym.Env[str, str]):
     fields, ``difficulty`` replaces the tier by the continuous knob, ``reward`` sets the reward
     weights (a :class:`RewardConfig` or a mapping), ``exact_reference=False`` skips the
     optimality proof and compares against the heuristic, ``reference_time_limit`` bounds the
-    proof in seconds.
+    proof in seconds (a positive finite number).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012 (gymnasium API)
@@ -69,7 +84,7 @@ class NPGymEnv(gym.Env[str, str]):
             else RewardConfig.model_validate(reward or {})
         )
         self.exact_reference = exact_reference
-        self.reference_time_limit = reference_time_limit
+        self.reference_time_limit = check_reference_time_limit(reference_time_limit)
         self.repair = RepairConfig(
             max_attempts=max_attempts, policy=reward_policy, discount=discount
         )

@@ -17,10 +17,11 @@ class RewardConfig(BaseModel):
 
     A parsed answer earns ``format_ok``, an unparseable one ``format_fail``. A feasible answer
     then earns ``optimality_weight`` times its clipped optimality ratio; an infeasible one (or one
-    that failed to parse) earns ``infeasible``. The optimal answer scores 1 + 1 = 2.
+    that failed to parse) earns ``infeasible``. The optimal answer scores 1 + 1 = 2. Every
+    weight must be a finite number: a NaN or infinite weight would make rewards NaN.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     format_ok: float = 1.0
     format_fail: float = -1.0

@@ -175,6 +175,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         invalid_action: InvalidActionPolicy = "penalty",
         render_mode: str | None = None,
     ) -> None:
+        from npgym.env import check_reference_time_limit
         from npgym.registry import get_task
 
         self.task = task if isinstance(task, Task) else get_task(task)
@@ -188,7 +189,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
             else RewardConfig.model_validate(reward or {})
         )
         self.exact_reference = exact_reference
-        self.reference_time_limit = reference_time_limit
+        self.reference_time_limit = check_reference_time_limit(reference_time_limit)
         if not np.isfinite(shaping) or shaping < 0:
             raise ValueError(f"shaping must be a non-negative number, got {shaping!r}")
         self.shaping = float(shaping)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -87,6 +88,20 @@ def test_bad_options_fail_at_make() -> None:
         gym.make("npgym/TSP-hard", config={"n_min": 60, "n_max": 50})
     with pytest.raises(KeyError, match="unknown task"):
         npgym.get_task("Sudoku")
+
+
+@pytest.mark.parametrize("mode", ["text", "structured"])
+@pytest.mark.parametrize("seconds", [-1, 0, math.nan, math.inf])
+def test_reference_time_limit_must_be_a_positive_finite_number(mode: str, seconds: float) -> None:
+    options = {"mode": "structured"} if mode == "structured" else {}
+    with pytest.raises(ValueError, match="reference_time_limit must be a positive finite"):
+        gym.make("npgym/TSP-easy", reference_time_limit=seconds, **options)
+    with pytest.raises(TypeError, match="reference_time_limit must be a number"):
+        gym.make("npgym/TSP-easy", reference_time_limit="5", **options)
+    assert (
+        gym.make("npgym/TSP-easy", reference_time_limit=2, **options).unwrapped.reference_time_limit
+        == 2.0
+    )
 
 
 def test_get_task_is_case_insensitive() -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+import gymnasium as gym
 import pytest
+from pydantic import ValidationError
 
 import npgym
 from npgym.reward import RewardConfig, clip_ratio, optimality_ratio
@@ -69,3 +71,12 @@ def test_answer_beating_the_reference_is_clipped_but_reported() -> None:
     assert score.ratio == pytest.approx(worse_reference / reference.objective)
     assert score.ratio > 1.0
     assert score.optimality == 1.0 and score.reward == 2.0
+
+
+@pytest.mark.parametrize("weight", ["format_ok", "format_fail", "infeasible", "optimality_weight"])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_reward_weights_must_be_finite(weight: str, bad: float) -> None:
+    with pytest.raises(ValidationError, match=f"{weight}\n  Input should be a finite number"):
+        RewardConfig(**{weight: bad})
+    with pytest.raises(ValidationError, match="finite number"):
+        gym.make("npgym/TSP-easy", reward={weight: bad})

@@ -216,6 +216,11 @@ class ScoredRow:
     """For a variant row: the id of the instance it is a variant of."""
 
 
+def reported_ks(rows: Iterable[ScoredRow]) -> list[int]:
+    """The k of pass@k a report gives: up to the fewest samples of an answered instance."""
+    return _ks(min((len(row.scores) for row in rows if row.scores), default=1))
+
+
 @dataclass
 class ScoredRows:
     """Every row's scores, and which rows had no completion or which ids matched no row."""
@@ -266,13 +271,14 @@ def score_rows(
     return ScoredRows(scored, missing, unknown, samples)
 
 
-def by_tier(rows: Iterable[ScoredRow]) -> dict[str, Metrics]:
-    """Metrics per tier, the standard tiers in their order first, then any other in name order."""
+def by_tier(rows: Iterable[ScoredRow], ks: Sequence[int] = ()) -> dict[str, Metrics]:
+    """Metrics per tier (pass@k for each k in ``ks``), the standard tiers in their order first,
+    then any other in name order."""
     groups: dict[str, list[list[Score]]] = defaultdict(list)
     for row in rows:
         groups[row.tier].append(row.scores)
     order = [tier for tier in TIERS if tier in groups] + sorted(set(groups) - set(TIERS))
-    return {tier: summarize(groups[tier]) for tier in order}
+    return {tier: summarize(groups[tier], ks) for tier in order}
 
 
 def variant_groups(rows: Iterable[ScoredRow]) -> dict[str, list[ScoredRow]]:
@@ -346,9 +352,7 @@ def evaluate(
     per_task: dict[str, list[list[Score]]] = defaultdict(list)
     for row in scored.rows:
         per_task[row.task].append(row.scores)
-    ks = _ks(
-        min((len(group) for groups in per_task.values() for group in groups if group), default=1)
-    )
+    ks = reported_ks(scored.rows)
     by_category: dict[str, list[list[Score]]] = defaultdict(list)
     for task_name, groups in per_task.items():
         by_category[get_task(task_name).category] += groups
@@ -376,7 +380,7 @@ def evaluate(
             for name in CATEGORIES
             if name in by_category
         },
-        "tiers": {name: asdict(metrics) for name, metrics in by_tier(scored.rows).items()},
+        "tiers": {name: asdict(metrics) for name, metrics in by_tier(scored.rows, ks).items()},
         "overall": overall,
         "problems": {
             "missing_completions": scored.missing,

@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from npgym.npbench.evaluate import Completions, by_tier, score_rows
+from npgym.npbench.evaluate import Completions, by_tier, reported_ks, score_rows
 from npgym.records import record_instance, record_reference
 from npgym.results import Score
 from npgym.task import Task
@@ -33,20 +33,26 @@ def tier_metrics(rows: Iterable[Mapping[str, Any]], completions: Completions) ->
     As in ``evaluate``: an instance without completions is not scored but counted as missing.
     """
     scored = score_rows(rows, completions)
-    return {tier: asdict(metrics) for tier, metrics in by_tier(scored.rows).items()}
+    return {
+        tier: asdict(metrics)
+        for tier, metrics in by_tier(scored.rows, reported_ks(scored.rows)).items()
+    }
 
 
 def plot_gaps(report: Mapping[str, Any], path: str | Path) -> Path:
     """Write the near-1 view of ``report`` (an ``evaluate`` report; its ``tiers`` section,
     from :func:`tier_metrics`, is used when present, else its categories) as a PNG.
 
-    A group without any scored instance (every answer missing) gets no bar and the label
-    "no answers"."""
+    A task with missing answers says how many under its name; a group without any scored
+    instance (every answer missing) gets no bar and the label "no answers"."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    names = [*report["tasks"], "overall"]
     groups = [*report["tasks"].values(), report["overall"]]
+    names = [
+        name + (f" ({group['missing']} missing)" if group.get("missing") else "")
+        for name, group in zip([*report["tasks"], "overall"], groups, strict=True)
+    ]
     figure = Figure(figsize=(max(7.0, 0.8 * len(names) + 2.5), 7.0), dpi=120)
     FigureCanvasAgg(figure)
     gap_axes, tier_axes = figure.subplots(2, 1, height_ratios=(3, 2))
