@@ -275,7 +275,7 @@ def test_eval_command_with_endpoint(dataset: Path, server: FakeChatServer) -> No
         main, ["eval", str(dataset), "--endpoint", server.url, "--model", "fake", "--timeout", "5"]
     )
     assert result.exit_code == 0, result.output
-    assert "| TSP | 3 | 1.000 | 1.000 |" in result.output
+    assert "| TSP | 3 | 0 | 1.000 | 1.000 |" in result.output
     assert (dataset / "eval-fake" / "completions.jsonl").exists()
 
 
