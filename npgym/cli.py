@@ -13,7 +13,7 @@ import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
-from npgym.config import TIERS
+from npgym.config import MAX_DIFFICULTY, TIERS
 from npgym.npbench.build import benchmark_fingerprints
 from npgym.records import (
     RecordError,
@@ -47,7 +47,9 @@ def list_command() -> None:
 @main.command()
 @click.argument("task_name", metavar="TASK")
 @click.option("--tier", type=click.Choice(TIERS), help="Tier preset (default: medium).")
-@click.option("--difficulty", type=click.FloatRange(0, 1), help="Continuous difficulty instead.")
+@click.option(
+    "--difficulty", type=click.FloatRange(0, MAX_DIFFICULTY), help="Continuous difficulty instead."
+)
 @click.option(
     "--config", "config_json", help="Generator overrides as JSON, e.g. '{\"n_max\": 80}'."
 )

@@ -64,7 +64,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         difficulty: float | None = None,
         overrides: Mapping[str, Any] | BaseModel | None = None,
     ) -> ConfigT:
-        """The generator config for a tier (default ``medium``) or a difficulty in [0, 1].
+        """The generator config for a tier (default ``medium``) or a difficulty in [0, 2].
 
         ``overrides`` lays field values over it (``{"n_min": 60, "n_max": 80}``) or replaces it
         with a complete config; bad values raise a ``pydantic.ValidationError`` naming the field.

@@ -11,7 +11,8 @@ is about ``density * (1 - 1/k)``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -25,6 +26,13 @@ MAX_GENERATED_VERTICES = 500
 
 class GraphColoringConfig(GeneratorConfig):
     """How colouring instances are drawn: vertex count, planted colour count, edge density."""
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "n_min": 1.0,
+        "n_max": 1.0,
+        "colours_min": 0.5,
+        "colours_max": 0.5,
+    }
 
     n_min: int = Field(ge=3, le=MAX_GENERATED_VERTICES)
     n_max: int = Field(ge=3, le=MAX_GENERATED_VERTICES)

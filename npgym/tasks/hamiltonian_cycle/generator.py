@@ -22,7 +22,8 @@ pairs their structure allows, so their graphs are somewhat sparser.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -35,6 +36,8 @@ MAX_GENERATED_VERTICES = 500
 
 class HamiltonianCycleConfig(GeneratorConfig):
     """How HamiltonianCycle instances are drawn: size, edge density, share of Hamiltonian ones."""
+
+    growth: ClassVar[Mapping[str, float]] = {"n_min": 1.0, "n_max": 1.0, "density": -1.0}
 
     n_min: int = Field(ge=5, le=MAX_GENERATED_VERTICES)
     n_max: int = Field(ge=5, le=MAX_GENERATED_VERTICES)

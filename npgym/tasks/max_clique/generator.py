@@ -13,7 +13,8 @@ planted size in about 15% (easy), 50% (medium), 50% (hard) and 40% (benchmark) o
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -29,6 +30,13 @@ class MaxCliqueConfig(GeneratorConfig):
 
     A clique size above the drawn ``n`` is lowered to ``n``.
     """
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "n_min": 1.0,
+        "n_max": 1.0,
+        "clique_min": 0.5,
+        "clique_max": 0.5,
+    }
 
     n_min: int = Field(ge=2, le=MAX_GENERATED_VERTICES)
     n_max: int = Field(ge=2, le=MAX_GENERATED_VERTICES)

@@ -14,7 +14,8 @@ instances (seeds 0-199 of each tier).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -28,6 +29,13 @@ class MaxIndependentSetConfig(GeneratorConfig):
 
     A set size above the drawn ``n`` is lowered to ``n``.
     """
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "n_min": 1.0,
+        "n_max": 1.0,
+        "set_min": 0.5,
+        "set_max": 0.5,
+    }
 
     n_min: int = Field(ge=2, le=MAX_GENERATED_VERTICES)
     n_max: int = Field(ge=2, le=MAX_GENERATED_VERTICES)

@@ -23,7 +23,8 @@ Construction (all times on the ``slot`` grid of the day ``[day_start, day_end)``
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -39,6 +40,15 @@ from npgym.tasks.meeting_scheduling.instance import (
 
 class MeetingSchedulingConfig(GeneratorConfig):
     """How MeetingScheduling instances are drawn (times in minutes after midnight)."""
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "meetings_min": 1.0,
+        "meetings_max": 1.0,
+        "attendees_min": 1.0,
+        "attendees_max": 1.0,
+        "rooms_min": 1.0,
+        "rooms_max": 1.0,
+    }
 
     meetings_min: int = Field(ge=1, le=MAX_MEETINGS)
     meetings_max: int = Field(ge=1, le=MAX_MEETINGS)

@@ -9,21 +9,30 @@ shrinks ``value_max`` to its bound, so at difficulty 0 every number is 1.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
 
 from npgym.config import GeneratorConfig
 
-MAX_GENERATED_NUMBERS = 100
+MAX_GENERATED_NUMBERS = 500
 MAX_GENERATED_VALUE = 1000
 """With at most 100 numbers of at most 1000, targets stay within the instance's limit."""
 
 
 class SubsetSumConfig(GeneratorConfig):
     """How SubsetSum instances are drawn: how many numbers, the planted size, the value range."""
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "n_min": 1.0,
+        "n_max": 1.0,
+        "solution_size_min": 1.0,
+        "solution_size_max": 1.0,
+        "value_max": 1.5,
+    }
 
     n_min: int = Field(ge=1, le=MAX_GENERATED_NUMBERS)
     n_max: int = Field(ge=1, le=MAX_GENERATED_NUMBERS)
