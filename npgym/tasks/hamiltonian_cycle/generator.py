@@ -48,7 +48,7 @@ class HamiltonianCycleConfig(GeneratorConfig):
 
 
 TIERS: dict[str, HamiltonianCycleConfig] = {
-    "easy": HamiltonianCycleConfig(n_min=15, n_max=20, density=0.2),
+    "easy": HamiltonianCycleConfig(n_min=15, n_max=20, density=0.5),
     "medium": HamiltonianCycleConfig(n_min=20, n_max=30, density=0.3),
     "hard": HamiltonianCycleConfig(n_min=30, n_max=40, density=0.4),
     "benchmark": HamiltonianCycleConfig(n_min=40, n_max=50, density=0.5),

@@ -46,7 +46,7 @@ class MaxCliqueConfig(GeneratorConfig):
 
 
 TIERS: dict[str, MaxCliqueConfig] = {
-    "easy": MaxCliqueConfig(n_min=4, n_max=8, clique_min=2, clique_max=4, density=0.3),
+    "easy": MaxCliqueConfig(n_min=7, n_max=9, clique_min=2, clique_max=4, density=0.35),
     "medium": MaxCliqueConfig(n_min=8, n_max=12, clique_min=2, clique_max=4, density=0.35),
     "hard": MaxCliqueConfig(n_min=12, n_max=16, clique_min=2, clique_max=6, density=0.45),
     "benchmark": MaxCliqueConfig(n_min=16, n_max=20, clique_min=4, clique_max=8, density=0.5),

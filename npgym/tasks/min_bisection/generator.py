@@ -73,7 +73,7 @@ TIERS: dict[str, MinBisectionConfig] = {
         n_min=40, n_max=44, intra_density=0.6, inter_density=0.04, noise=0.15
     ),
     "hard": MinBisectionConfig(
-        n_min=43, n_max=47, intra_density=0.7, inter_density=0.02, noise=0.1, traitors=3
+        n_min=43, n_max=47, intra_density=0.9, inter_density=0.02, noise=0.1, traitors=1
     ),
     "benchmark": MinBisectionConfig(
         n_min=48,

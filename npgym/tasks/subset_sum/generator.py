@@ -46,7 +46,7 @@ class SubsetSumConfig(GeneratorConfig):
 
 TIERS: dict[str, SubsetSumConfig] = {
     "easy": SubsetSumConfig(
-        n_min=5, n_max=10, solution_size_min=4, solution_size_max=8, value_max=5
+        n_min=7, n_max=10, solution_size_min=4, solution_size_max=6, value_max=5
     ),
     "medium": SubsetSumConfig(
         n_min=8, n_max=12, solution_size_min=4, solution_size_max=8, value_max=10
