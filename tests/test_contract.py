@@ -156,7 +156,7 @@ def test_bad_config_gets_an_error_naming_the_field(task_name: str) -> None:
     with pytest.raises(ValueError, match="no_such_field"):
         task.config("easy", overrides={"no_such_field": 1})
     with pytest.raises(ValueError, match="difficulty"):
-        task.config(difficulty=1.5)
+        task.config(difficulty=2.5)
     with pytest.raises(ValueError, match="tier"):
         task.config("impossible")
 
