@@ -19,8 +19,9 @@ from pydantic import Field
 from npgym.config import GeneratorConfig
 
 MAX_GENERATED_NUMBERS = 500
-MAX_GENERATED_VALUE = 1000
-"""With at most 100 numbers of at most 1000, targets stay within the instance's limit."""
+MAX_GENERATED_VALUE = 2000
+"""The largest value a config may ask for; the planted subset's size must keep its sum (the
+target) within the instance's limit of 100,000."""
 
 
 class SubsetSumConfig(GeneratorConfig):
@@ -29,10 +30,12 @@ class SubsetSumConfig(GeneratorConfig):
     growth: ClassVar[Mapping[str, float]] = {
         "n_min": 1.0,
         "n_max": 1.0,
-        "solution_size_min": 1.0,
-        "solution_size_max": 1.0,
-        "value_max": 1.5,
+        "solution_size_min": 0.5,
+        "solution_size_max": 0.5,
+        "value_max": 2.0,
     }
+    """At difficulty 2.0: 150-200 numbers up to 1500 and a planted subset of 32-47 of them, so
+    the target (at most 70,500) stays within the instance's limit."""
 
     n_min: int = Field(ge=1, le=MAX_GENERATED_NUMBERS)
     n_max: int = Field(ge=1, le=MAX_GENERATED_NUMBERS)
