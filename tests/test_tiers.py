@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 import npgym
-from npgym.config import GROWTH_AT_MAX, MAX_DIFFICULTY, growth_factor
+from npgym.config import GROWTH_AT_MAX, MAX_DIFFICULTY, TIER_DIFFICULTY, growth_factor
 from npgym.reward import clip_ratio
+from npgym.task import generation_stream
 
 TASK_NAMES = npgym.list_tasks()
 
@@ -48,14 +49,15 @@ def greedy_profile(task_name: str, tier: str, seeds: range) -> tuple[float, floa
 
 def check_trend(task_name: str, seeds: range, tolerance: float) -> None:
     """The greedy-optimal share never rises from one tier to the next (within ``tolerance``,
-    the sampling noise); it or the mean greedy ratio falls from easy to benchmark (TSP's greedy
-    is almost never optimal, so its ratio carries the trend); and the prompts grow."""
+    the sampling noise); over 100 seeds or more, it or the mean greedy ratio falls from easy to
+    benchmark (TSP's greedy is almost never optimal, so its ratio carries the trend); and the
+    prompts grow."""
     task = npgym.get_task(task_name)
     profiles = [greedy_profile(task_name, tier, seeds) for tier in npgym.TIERS]
     shares = [share for share, _ in profiles]
     for easier, harder, tier in zip(shares[:-1], shares[1:], npgym.TIERS[1:], strict=True):
         assert harder <= easier + tolerance, f"{task_name} {tier}: greedy-optimal {shares}"
-    if task_name not in FLAT_GREEDY:  # one of the two measures falls from easy to benchmark
+    if task_name not in FLAT_GREEDY and len(seeds) >= 100:  # a drop that 20 seeds can't see
         (easy_share, easy_ratio), (top_share, top_ratio) = profiles[0], profiles[-1]
         assert top_share < easy_share or top_ratio < easy_ratio, (task_name, profiles)
     lengths = [
@@ -136,7 +138,8 @@ def test_knapsack_weights_stay_in_range_but_decoys() -> None:
         config = task.config(tier)
         heaviest = 0
         for seed in range(30):
-            drawn = plant(np.random.default_rng(seed), config)
+            stream = generation_stream(seed, TIER_DIFFICULTY[tier])
+            drawn = plant(np.random.default_rng(stream), config)
             ordinary = np.setdiff1d(np.arange(len(drawn.weights)), drawn.decoys)
             assert drawn.weights[ordinary].min() >= config.weight_min
             assert drawn.weights[ordinary].max() <= config.weight_max
