@@ -6,9 +6,9 @@ edges can form a clique larger than the planted one, so the reference is compute
 taken from the construction.
 
 TASKS.md gives the sizes but not the densities. These densities make the planted clique the
-largest in most instances while random cliques of its size arise often: the optimum exceeds the
-planted size in about 15% (easy), 50% (medium), 50% (hard) and 40% (benchmark) of instances
-(seeds 0-199 of each tier).
+largest in most instances while random cliques of its size arise often. The easy tier draws 7-9
+vertices where the table says 4-8: graphs of 4-6 vertices are too few to fill a training set
+(docs/tiers.md).
 """
 
 from __future__ import annotations

@@ -7,9 +7,8 @@ never taken from the construction.
 
 TASKS.md gives the sizes but not the densities. The planted set is a large share of the graph
 (about 40%), so sparse graphs would almost always hold a larger one. These densities, lower for
-the larger tiers, keep the planted size competitive while larger sets still arise: the optimum
-exceeds the planted size in about 50% (easy), 45% (medium), 45% (hard) and 55% (benchmark) of
-instances (seeds 0-199 of each tier).
+the larger tiers, keep the planted size competitive while larger sets still arise (the optimum
+exceeded the planted size in about half the instances of each tier when they were chosen).
 """
 
 from __future__ import annotations
