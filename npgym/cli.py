@@ -13,7 +13,7 @@ import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
-from npgym.config import TIERS
+from npgym.config import MAX_DIFFICULTY, TIERS
 from npgym.datasets import Backend, DatasetError, DatasetSpec, ReferenceMode, Split, make_rows
 from npgym.records import RecordError, read_jsonl, write_jsonl
 from npgym.registry import env_id, get_task, list_tasks
@@ -44,7 +44,9 @@ def list_command() -> None:
 @main.command()
 @click.argument("task_name", metavar="TASK")
 @click.option("--tier", type=click.Choice(TIERS), help="Tier preset (default: medium).")
-@click.option("--difficulty", type=click.FloatRange(0, 1), help="Continuous difficulty instead.")
+@click.option(
+    "--difficulty", type=click.FloatRange(0, MAX_DIFFICULTY), help="Continuous difficulty instead."
+)
 @click.option(
     "--overrides",
     "--config",

@@ -54,6 +54,20 @@ DEFAULT_TIME_LIMIT = 60.0
 """Seconds an exact reference solver may spend before it reports its best bound instead."""
 
 
+def generation_stream(seed: int, difficulty: float | None) -> int | list[int]:
+    """The random stream of ``generate(seed, ...)`` at ``difficulty``.
+
+    The benchmark tier (and a complete config passed in, ``difficulty=None``) draws from the seed
+    alone, so NP-Bench's bytes never change. Every other difficulty keys the stream by the seed
+    and the difficulty (in millionths), so one seed gives unrelated instances in different tiers:
+    seed 5 is not the same kind of instance (the same planted structure, the same draws) at
+    easy, hard and benchmark.
+    """
+    if difficulty is None or difficulty == TIER_DIFFICULTY["benchmark"]:
+        return seed
+    return [seed, round(difficulty * 1_000_000)]
+
+
 class Task(ABC, Generic[InstanceT, ConfigT]):
     """One NP-hard task. Subclasses set the class attributes and implement the abstract methods."""
 
@@ -74,7 +88,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         difficulty: float | None = None,
         overrides: Mapping[str, Any] | BaseModel | None = None,
     ) -> ConfigT:
-        """The generator config for a tier (default ``medium``) or a difficulty in [0, 1].
+        """The generator config for a tier (default ``medium``) or a difficulty in [0, 2].
 
         ``overrides`` lays field values over it (``{"n_min": 60, "n_max": 80}``) or replaces it
         with a complete config; bad values raise a ``pydantic.ValidationError`` naming the field.
@@ -97,7 +111,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         elif difficulty is None:
             tier = tier or "medium"
             difficulty = TIER_DIFFICULTY[tier]
-        rng = np.random.default_rng(int(seed))
+        rng = np.random.default_rng(generation_stream(int(seed), difficulty))
         fields = self.build(rng, resolved)
         return self.instance_type(  # type: ignore[return-value]
             task=self.name,

@@ -11,7 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npgym
+from npgym.config import TIER_DIFFICULTY
 from npgym.heuristics import knapsack as solvers
+from npgym.task import generation_stream
 from npgym.tasks.knapsack import KnapsackInstance
 from npgym.tasks.knapsack.generator import plant
 from npgym.tasks.knapsack.verifier import check_selection, check_selection_python
@@ -168,7 +170,7 @@ def test_exact_reference_is_deterministic() -> None:
 def test_generator_follows_the_planted_construction(tier: str) -> None:
     config = TASK.tiers[tier]
     for seed in range(20):
-        drawn = plant(np.random.default_rng(seed), config)
+        drawn = plant(np.random.default_rng(generation_stream(seed, TIER_DIFFICULTY[tier])), config)
         n = drawn.weights.size
         assert config.items_min <= n <= config.items_max
         assert config.planted_min <= drawn.planted.size <= min(n, config.planted_max)

@@ -435,7 +435,7 @@ def test_harder_tiers_leave_meetings_out() -> None:
             total = sum(len(meeting.attendees) for meeting in instance.meetings)
             values.append(TASK.reference(instance).objective / total)
         shares[tier] = np.mean(values)
-    assert shares["easy"] > 0.95 and shares["benchmark"] < 0.85
+    assert shares["easy"] > 0.9 and shares["benchmark"] < 0.85
 
 
 def test_prompt_lists_the_data_and_the_rules() -> None:
