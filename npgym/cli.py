@@ -25,6 +25,7 @@ from npgym.records import (
 )
 from npgym.registry import env_id, get_task, list_tasks
 from npgym.results import Score
+from npgym.reward import DEFAULT_PRESET, PRESETS
 from npgym.seeding import derive_seed
 
 
@@ -379,6 +380,14 @@ def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | 
     help="Report folder (default: <dataset>/eval-<source>).",
 )
 @click.option(
+    "--reward",
+    "reward_preset",
+    type=click.Choice(sorted(PRESETS)),
+    default=DEFAULT_PRESET,
+    show_default=True,
+    help="Reward preset for the mean reward (Success Rate and Average Ratio use np-engine).",
+)
+@click.option(
     "--compare",
     nargs=2,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -397,6 +406,7 @@ def eval_command(
     temperature: float,
     max_tokens: int | None,
     output: Path | None,
+    reward_preset: str,
     compare: tuple[Path, Path] | None,
 ) -> None:
     """Score completions on a built DATASET: Success Rate and Average Ratio per task, category
@@ -448,7 +458,7 @@ def eval_command(
             for identifier, reason in list(run.failed.items())[:5]:
                 click.echo(f"  {identifier}: {reason}", err=True)
             texts = evaluation.read_completions(sampled)
-        report = evaluation.evaluate(rows, texts, source=source)
+        report = evaluation.evaluate(rows, texts, source=source, reward=reward_preset)
     except (BuildError, RecordError, evaluation.CompletionsError) as error:
         raise click.ClickException(str(error)) from error
     for warning in texts.warnings:

@@ -19,7 +19,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import npgym
 from npgym.records import record_instance, record_reference
 from npgym.registry import get_task
 from npgym.results import Score
+from npgym.reward import DEFAULT_REWARD, RewardSpec, resolve_reward
 
 CATEGORIES = (
     "graph clustering",
@@ -174,9 +175,15 @@ def _ks(samples: int) -> list[int]:
 
 
 def evaluate(
-    rows: Iterable[dict[str, Any]], completions: Completions, source: str = ""
+    rows: Iterable[dict[str, Any]],
+    completions: Completions,
+    source: str = "",
+    reward: RewardSpec = None,
 ) -> dict[str, Any]:
     """Score every completion of every row and aggregate; returns the report as a dict.
+
+    Success Rate, Average Ratio and the other verdict metrics always use the ``"np-engine"``
+    reward (NP-Bench's definition); ``reward`` (a preset name or config) sets the mean reward.
 
     Instances without completions count as format failures (each of their k samples); ids
     that match no instance are listed in the report's ``problems``.
@@ -188,6 +195,7 @@ def evaluate(
         completions.warnings.append("instances have different numbers of samples")
     missing: list[str] = []
     per_task: dict[str, list[list[Score]]] = defaultdict(list)
+    weights = resolve_reward(reward)
     for row in rows:
         task, instance = record_instance(row)
         reference = record_reference(row) or task.reference(instance)
@@ -195,7 +203,13 @@ def evaluate(
         if texts is None:
             missing.append(str(row["id"]))
             texts = [""] * samples
-        per_task[task.name].append([task.score(instance, text, reference) for text in texts])
+        scores = [task.score(instance, text, reference) for text in texts]
+        if weights != DEFAULT_REWARD:
+            scores = [
+                replace(score, reward=task.score(instance, text, reference, weights).reward)
+                for score, text in zip(scores, texts, strict=True)
+            ]
+        per_task[task.name].append(scores)
     ks = _ks(min((len(group) for groups in per_task.values() for group in groups), default=1))
     by_category: dict[str, list[list[Score]]] = defaultdict(list)
     for task_name, groups in per_task.items():
