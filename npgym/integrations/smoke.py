@@ -128,10 +128,12 @@ def _prompt_text(prompt: Any) -> str:
     return "\n".join(str(message.get("content") or "") for message in prompt)
 
 
-def save_tiny(texts: Sequence[str], folder: str | Path, seed: int = 0) -> Path:
+def save_tiny(
+    texts: Sequence[str], folder: str | Path, seed: int = 0, chat_template: str = CHATML
+) -> Path:
     """Build a tiny tokenizer and model on ``texts`` and save both to ``folder`` (its path)."""
     folder = Path(folder)
-    tokenizer = tiny_tokenizer(texts)
+    tokenizer = tiny_tokenizer(texts, chat_template)
     tiny_model(tokenizer, seed).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
