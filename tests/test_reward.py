@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -247,3 +248,56 @@ def test_format_answer_rejects_what_is_not_a_solution(name: str) -> None:
     for bad in ([0, "7"], "[0, 7]", [0.5], None, {"a": 1}):
         with pytest.raises(AnswerFormatError):
             task.format_answer(bad)
+
+
+def test_presets_by_name_in_gym_multiturn_and_verl() -> None:
+    import gymnasium as gym
+
+    from npgym.integrations.verl import compute_score
+
+    task, instance, reference = _easy("TSP", 7)
+    identity = task.format_answer(task.baseline_solution(instance))
+    rewards = {}
+    for preset in ("np-engine", "strict"):
+        env = gym.make("npgym/TSP-easy", reward=preset)
+        env.reset(seed=7)
+        _, rewards[preset], *_ = env.step(identity)
+        info = {
+            "task": "TSP",
+            "instance": instance.to_json(),
+            "reference": reference.model_dump_json(),
+        }
+        verl = compute_score("npgym/TSP-easy", identity, None, info, reward=preset)
+        assert verl["score"] == rewards[preset]
+    assert rewards["strict"] == -0.5 < 1.0 < rewards["np-engine"]
+    with pytest.raises(ValueError, match="valid presets"):
+        gym.make("npgym/TSP-easy", reward="paper")
+    with pytest.raises(ValueError, match="valid presets"):
+        compute_score("npgym/TSP-easy", identity, None, info, reward="paper")
+
+
+def test_eval_reward_option_sets_the_mean_reward_only(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from npgym.cli import main
+    from npgym.npbench.build import BuildSpec, build
+
+    build(BuildSpec(tasks=("MaxClique",), n=3, mix={"easy": 1}), tmp_path / "b", progress=False)
+    runner = CliRunner()
+    reports = {}
+    for preset in ("np-engine", "strict"):
+        out = tmp_path / preset
+        result = runner.invoke(
+            main,
+            ["eval", str(tmp_path / "b"), "--agent", "greedy", "--reward", preset, "-o", str(out)],
+        )
+        assert result.exit_code == 0, result.output
+        reports[preset] = json.loads((out / "report.json").read_text())["overall"]
+    engine, strict = reports["np-engine"], reports["strict"]
+    assert engine["success_rate"] == strict["success_rate"]
+    assert engine["average_ratio"] == strict["average_ratio"]
+    assert strict["mean_reward"] <= engine["mean_reward"]
+    result = runner.invoke(
+        main, ["eval", str(tmp_path / "b"), "--agent", "greedy", "--reward", "x"]
+    )
+    assert result.exit_code != 0 and "'np-engine', 'strict'" in result.output

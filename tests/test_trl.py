@@ -59,6 +59,15 @@ def test_dataset_columns_mix_and_reproducibility(dataset) -> None:
     assert again["instance"] == dataset["instance"]
 
 
+def test_plain_text_rows_for_base_models() -> None:
+    rows = make_dataset(["SubsetSum"], n=2, mix={"easy": 1}, chat=False)
+    for row in rows:
+        instance = TASK.from_json(row["instance"])
+        assert row["prompt"] == TASK.prompt(instance)  # text, no chat messages
+    with pytest.raises(ValueError, match="chat=False"):
+        make_dataset(["SubsetSum"], n=1, mix={"easy": 1}, environment=True, chat=False)
+
+
 def test_reward_functions_score_plain_and_conversational_completions(dataset) -> None:
     rows = [0, 1, 3]
     columns = _columns(dataset, rows)
