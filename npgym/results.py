@@ -48,6 +48,11 @@ class Score:
     ``ratio`` is the unclipped optimality ratio (objective vs. reference, >1 when the answer beats
     the reference), ``None`` unless the answer is feasible; ``optimality`` is that ratio clipped to
     [0, 1] and 0 for infeasible answers: the term of the reward and of NP-Bench's Average Ratio.
+    ``baseline_objective`` is the objective of the task's zero-effort answer
+    (``Task.baseline_solution``; ``None`` where the task has none, and for an answer that did not
+    parse), and ``no_better_than_baseline``
+    says whether a feasible answer failed to improve on it (always ``False`` for an infeasible
+    answer or a ``None`` baseline).
     """
 
     reward: float
@@ -60,6 +65,8 @@ class Score:
     reason: str
     format_reward: float
     feasibility_reward: float
+    baseline_objective: Objective | None = None
+    no_better_than_baseline: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The score as a plain dict (JSON-serialisable)."""

@@ -27,7 +27,15 @@ from npgym.answer import (
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
 from npgym.instance import Instance
 from npgym.results import Objective, Reference, Score, Verdict
-from npgym.reward import DEFAULT_REWARD, RewardConfig, Sense, clip_ratio, optimality_ratio
+from npgym.reward import (
+    RewardConfig,
+    RewardSpec,
+    Sense,
+    clip_ratio,
+    gap_closed,
+    optimality_ratio,
+    resolve_reward,
+)
 
 Category = Literal[
     "graph clustering",
@@ -173,8 +181,13 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         return self.check(instance, shaped)
 
     def format_answer(self, solution: Any) -> str:
-        """The ``Answer: ...`` text that :meth:`score` accepts for ``solution``."""
-        return "Answer: " + render_value(solution)
+        """The ``Answer: ...`` text that :meth:`score` accepts for ``solution``.
+
+        ``solution`` must already be in the task's solution shape (:meth:`to_solution`): anything
+        else (a string where integers belong, a list passed as text) raises
+        :class:`AnswerFormatError` rather than being rendered into text that would then parse.
+        """
+        return "Answer: " + render_value(self.to_solution(solution))
 
     # --- baselines ----------------------------------------------------------------------------
 
@@ -185,6 +198,29 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     @abstractmethod
     def greedy_solution(self, instance: InstanceT) -> Any:
         """The task's simple constructive heuristic, without local search or proof."""
+
+    @abstractmethod
+    def baseline_solution(self, instance: InstanceT) -> Any | None:
+        """The feasible answer that takes no thought, or ``None`` where no such answer exists.
+
+        For minimisation the trivially feasible answer (every vertex its own colour, all
+        subsets, the identity tour, the first balanced split); for maximisation the smallest
+        non-empty one (one vertex, one item, one meeting), because an empty answer is not a
+        solution. The ``"strict"`` reward measures progress from it; feasible on every instance.
+        """
+
+    def baseline(self, instance: InstanceT) -> Objective | None:
+        """The objective of :meth:`baseline_solution` (``None`` without one), memoised."""
+        return instance.cached("baseline", lambda: self._baseline_objective(instance))
+
+    def _baseline_objective(self, instance: InstanceT) -> Objective | None:
+        solution = self.baseline_solution(instance)
+        if solution is None:
+            return None
+        verdict = self.verify(instance, solution)
+        if not verdict.feasible:
+            raise RuntimeError(f"{self.name} baseline_solution is infeasible: {verdict.reason}")
+        return verdict.objective
 
     # --- reference ----------------------------------------------------------------------------
 
@@ -219,21 +255,24 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         instance: InstanceT,
         completion: str,
         reference: Reference | Objective | None = None,
-        reward: RewardConfig | None = None,
+        reward: RewardSpec = None,
     ) -> Score:
         """Reward a completion (text in, :class:`Score` out). Never raises on any completion.
 
         ``reference`` is the reference (or its objective) to compare against; by default the
-        task's exact reference, computed once per instance. Any input that is not text, or that
-        no step can read, is a format failure with a reason. An unexpected exception in a step is
-        a bug: the last-resort guard turns it into a format failure whose reason names the step,
-        and counts it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
+        task's exact reference, computed once per instance. ``reward`` is a preset name
+        (``"np-engine"``, the default, or ``"strict"``; see :mod:`npgym.reward`) or a
+        :class:`RewardConfig`; an unknown name raises ``ValueError``. Any input that is not text,
+        or that no step can read, is a format failure with a reason. An unexpected exception in a
+        step is a bug: the last-resort guard turns it into a format failure whose reason names the
+        step, and counts it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
         """
-        weights = reward or DEFAULT_REWARD
+        weights = resolve_reward(reward)
         if reference is None:
             reference = self.reference(instance)
         reference_objective = reference.objective if isinstance(reference, Reference) else reference
         step = "extract"
+        value: Any = None
         try:
             if isinstance(completion, bytes):
                 completion = completion.decode("utf-8", errors="replace")
@@ -244,11 +283,12 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
                 step = "shape"
                 solution = self.to_solution(value)
             except AnswerFormatError as error:
-                return _failed(weights, False, None, reference_objective, str(error))
+                credit = _format_credit(weights, step, value, reference)
+                return _failed(weights, False, None, reference_objective, str(error), credit)
             step = "verify"
             verdict = self.check(instance, solution)
             step = "reward"
-            return _reward(self, weights, verdict, reference_objective)
+            return _reward(self, weights, verdict, reference_objective, self.baseline(instance))
         except Exception as error:  # the last-resort guard: a bug, never a model's fault
             GUARD_TRIPS[(self.name, step)] += 1
             _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
@@ -260,12 +300,13 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         instance: InstanceT,
         completions: Sequence[str],
         reference: Reference | Objective | None = None,
-        reward: RewardConfig | None = None,
+        reward: RewardSpec = None,
     ) -> list[Score]:
         """Score a group of completions of one instance (the GRPO case); never raises."""
         if reference is None:
             reference = self.reference(instance)
-        return [self.score(instance, text, reference, reward) for text in completions]
+        weights = resolve_reward(reward)
+        return [self.score(instance, text, reference, weights) for text in completions]
 
     def feedback(self, score: Score) -> str:
         """One line a model can act on: why the answer failed, or how good it was."""
@@ -284,13 +325,38 @@ def _reward(
     weights: RewardConfig,
     verdict: Verdict,
     reference_objective: Objective | None,
+    baseline_objective: Objective | None,
 ) -> Score:
-    """The score of an answer that parsed into the task's shape."""
+    """The score of an answer that parsed into the task's shape.
+
+    On a maximisation task an objective of 0 (the empty answer) is not a solution: it scores as
+    infeasible, in every preset. Under ``optimality="gap"`` the feasibility term runs linearly
+    from ``infeasible`` (no better than the baseline) to ``optimality_weight`` (optimal).
+    """
     if not verdict.feasible:
-        return _failed(weights, True, verdict.objective, reference_objective, verdict.reason)
+        reason = verdict.reason
+        return _failed(
+            weights, True, verdict.objective, reference_objective, reason, 0.0, baseline_objective
+        )
+    if task.sense == "max" and verdict.objective == 0:
+        return _failed(weights, True, 0, reference_objective, EMPTY_ANSWER, 0.0, baseline_objective)
     ratio = task.ratio(verdict.objective, reference_objective)  # type: ignore[arg-type]
-    optimality = clip_ratio(ratio)
-    feasibility_reward = weights.optimality_weight * optimality
+    no_gain = _no_better(task.sense, verdict.objective, baseline_objective)
+    if weights.optimality == "ratio":
+        optimality = clip_ratio(ratio)
+        feasibility_reward = weights.optimality_weight * optimality
+    else:
+        if ratio >= 1.0 or verdict.objective is None:
+            optimality = 1.0
+        else:
+            optimality = gap_closed(
+                verdict.objective,
+                baseline_objective,
+                reference_objective,  # type: ignore[arg-type]
+                task.sense,
+            )
+        span = weights.optimality_weight - weights.infeasible
+        feasibility_reward = weights.infeasible + span * optimality
     return Score(
         reward=weights.format_ok + feasibility_reward,
         format_ok=True,
@@ -302,7 +368,49 @@ def _reward(
         reason="",
         format_reward=weights.format_ok,
         feasibility_reward=feasibility_reward,
+        baseline_objective=baseline_objective,
+        no_better_than_baseline=no_gain,
     )
+
+
+EMPTY_ANSWER = "empty answer"
+"""The reason given when a maximisation answer has objective 0: the empty set is no solution."""
+
+
+def _no_better(sense: Sense, objective: Objective | None, baseline: Objective | None) -> bool:
+    """Whether a feasible answer's objective fails to improve on the baseline's."""
+    if objective is None or baseline is None:
+        return False
+    return objective <= baseline if sense == "max" else objective >= baseline
+
+
+def _format_credit(
+    weights: RewardConfig, step: str, value: Any, reference: Reference | Objective
+) -> float:
+    """Partial credit for an unparseable answer: marker found, bracketed value, right outline.
+
+    ``step`` is the parse step that failed: past ``extract`` the marker was found; past
+    ``tokenise`` a value was read, which earns more if it is a list, and more again if it has
+    the nesting and lengths of the reference solution (when the reference carries one).
+    """
+    if step == "extract":
+        return 0.0
+    credit = weights.marker_credit
+    if step != "shape" or not isinstance(value, list):
+        return credit
+    credit += weights.value_credit
+    if isinstance(reference, Reference) and _outline(value) == _outline(reference.solution):
+        credit += weights.shape_credit
+    return credit
+
+
+def _outline(value: Any) -> Any:
+    """The nesting and lengths of a value, without its entries (``None`` for a scalar)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_outline(item) for item in value]
+    return None
 
 
 def _failed(
@@ -311,8 +419,11 @@ def _failed(
     objective: Objective | None,
     reference_objective: Objective | None,
     reason: str,
+    credit: float = 0.0,
+    baseline_objective: Objective | None = None,
 ) -> Score:
-    format_reward = weights.format_ok if format_ok else weights.format_fail
+    """The score of an answer that failed to parse (plus any graded ``credit``) or is infeasible."""
+    format_reward = (weights.format_ok if format_ok else weights.format_fail) + credit
     return Score(
         reward=format_reward + weights.infeasible,
         format_ok=format_ok,
@@ -324,4 +435,5 @@ def _failed(
         reason=reason,
         format_reward=format_reward,
         feasibility_reward=weights.infeasible,
+        baseline_objective=baseline_objective,
     )

@@ -63,7 +63,7 @@ def test_small_reference_and_scores() -> None:
     assert reference.proven_optimal and reference.method == "exact"
     assert TASK.score(SMALL, "Answer: [3, 1]").reward == 2.0
     assert TASK.score(SMALL, "Answer: [2, 3]").reward == pytest.approx(1 + 80 / 90)
-    assert TASK.score(SMALL, "Answer: []").reward == 1.0
+    assert TASK.score(SMALL, "Answer: []").reward == -0.5  # the empty answer is no solution
     assert TASK.score(SMALL, "Answer: [0, 1, 3]").reward == -0.5
 
 

@@ -76,7 +76,7 @@ def test_hand_checked_reference_and_scores() -> None:
     assert TASK.score(K4_AND_PATH, "Answer: [3, 1, 0, 2]").reward == 2.0
     assert TASK.score(K4_AND_PATH, "**Answer:** [4, 5].").reward == pytest.approx(1.5)
     empty = TASK.score(K4_AND_PATH, "Answer: []")
-    assert (empty.feasible, empty.reward, empty.ratio) == (True, 1.0, 0.0)
+    assert (empty.feasible, empty.reward, empty.reason) == (False, -0.5, "empty answer")
     assert TASK.score(K4_AND_PATH, "Answer: [0, 1, 4]").reward == -0.5
     assert TASK.score(K4_AND_PATH, "Answer: [0, [1]]").reward == -2.5
 

@@ -83,7 +83,7 @@ def test_hand_checked_reference_and_scores() -> None:
     assert reference.proven_optimal and reference.method == "exact"
     assert TASK.score(CYCLE_AND_MORE, "Answer: [6, 5, 3, 1]").reward == 2.0
     assert TASK.score(CYCLE_AND_MORE, "Answer: [0, 2]").reward == pytest.approx(1.5)
-    assert TASK.score(CYCLE_AND_MORE, "Answer: []").reward == 1.0
+    assert TASK.score(CYCLE_AND_MORE, "Answer: []").reward == -0.5  # empty: no solution
     assert TASK.score(CYCLE_AND_MORE, "Answer: " + str([0] * 1000)).reward == -0.5
     assert TASK.score(CYCLE_AND_MORE, "Answer: {1, 3}").reward == -2.5
 

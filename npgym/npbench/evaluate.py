@@ -19,7 +19,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict, get_args
 
@@ -28,6 +28,7 @@ from tqdm import tqdm
 from npgym.records import Row, load_solved_row
 from npgym.registry import get_task
 from npgym.results import Score
+from npgym.reward import DEFAULT_REWARD, RewardSpec, resolve_reward
 from npgym.task import Category
 from npgym.version import __version__
 
@@ -192,14 +193,20 @@ class ScoredRows:
 
 
 def score_rows(
-    rows: Iterable[Mapping[str, Any]], completions: Completions, progress: bool | None = False
+    rows: Iterable[Mapping[str, Any]],
+    completions: Completions,
+    progress: bool | None = False,
+    reward: RewardSpec = None,
 ) -> ScoredRows:
     """Score every completion of every row against the row's reference (computed if absent).
 
     A row without completions counts as format failures, one per sample: as many samples as
     the rows with the most have (1 when there are none). Raises ``RecordError`` on a bad row.
-    ``progress``: show a progress bar (``None``: when stderr is a terminal).
+    ``progress``: show a progress bar (``None``: when stderr is a terminal). ``reward`` (a
+    preset name or weights) changes only each score's ``reward``: the verdicts, Success Rate and
+    Average Ratio stay on the np-engine definitions.
     """
+    weights = resolve_reward(reward)
     rows = list(rows)
     samples = max((len(texts) for texts in completions.texts.values()), default=1)
     if len({len(texts) for texts in completions.texts.values()}) > 1:
@@ -216,9 +223,13 @@ def score_rows(
         if texts is None:
             missing.append(identifier)
             texts = [""] * samples
-        scored.append(
-            ScoredRow(identifier, task.name, [task.score(instance, t, reference) for t in texts])
-        )
+        scores = [task.score(instance, text, reference) for text in texts]
+        if weights != DEFAULT_REWARD:
+            scores = [
+                replace(score, reward=task.score(instance, text, reference, weights).reward)
+                for score, text in zip(scores, texts, strict=True)
+            ]
+        scored.append(ScoredRow(identifier, task.name, scores))
     unknown = sorted(identifier for identifier in completions.texts if identifier not in known)
     return ScoredRows(scored, missing, unknown, samples)
 
@@ -245,13 +256,18 @@ class Report(TypedDict):
     problems: Problems
 
 
-def evaluate(rows: Iterable[Row], completions: Completions, source: str = "") -> Report:
+def evaluate(
+    rows: Iterable[Row], completions: Completions, source: str = "", reward: RewardSpec = None
+) -> Report:
     """Score every completion of every row and aggregate; returns the report.
+
+    Success Rate, Average Ratio and the other verdict metrics always use the ``"np-engine"``
+    reward (NP-Bench's definition); ``reward`` (a preset name or config) sets the mean reward.
 
     Instances without completions count as format failures (each of their k samples); ids
     that match no instance are listed in the report's ``problems``.
     """
-    scored = score_rows(rows, completions)
+    scored = score_rows(rows, completions, reward=reward)
     per_task: dict[str, list[list[Score]]] = defaultdict(list)
     for row in scored.rows:
         per_task[row.task].append(row.scores)

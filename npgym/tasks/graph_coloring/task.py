@@ -77,6 +77,10 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         colours = solvers.dsatur(*solvers.neighbour_lists(instance.adjacency))
         return solvers.canonical_colouring(colours)
 
+    def baseline_solution(self, instance: GraphColoringInstance) -> list[int]:
+        """Every vertex its own colour, ``[0, 1, ..., n-1]``: proper on any graph."""
+        return list(range(instance.n))
+
     def solve(
         self, instance: GraphColoringInstance, *, exact: bool, time_limit: float
     ) -> Reference:

@@ -70,6 +70,11 @@ class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianC
     def greedy_solution(self, instance: HamiltonianCycleInstance) -> list[int]:
         return solvers.canonical_cycle(solvers.heuristic_cycle(instance.adjacency, effort=1))
 
+    def baseline_solution(self, instance: HamiltonianCycleInstance) -> None:
+        """``None``: even a short cycle has to be searched for, so no answer takes no thought (the
+        ``"strict"`` reward measures from 0)."""
+        return None
+
     def solve(
         self, instance: HamiltonianCycleInstance, *, exact: bool, time_limit: float
     ) -> Reference:

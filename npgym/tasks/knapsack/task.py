@@ -66,6 +66,11 @@ class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
         )
         return items.tolist()
 
+    def baseline_solution(self, instance: KnapsackInstance) -> list[int] | None:
+        """The first item that fits on its own (``None`` if none does): one item, no comparison."""
+        fitting = np.flatnonzero(instance.weight_array <= instance.capacity)
+        return [int(fitting[0])] if fitting.size else None
+
     def solve(self, instance: KnapsackInstance, *, exact: bool, time_limit: float) -> Reference:
         weights, values = instance.weight_array, instance.value_array
         items = solvers.greedy_knapsack(weights, values, instance.capacity)

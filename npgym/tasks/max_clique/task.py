@@ -74,6 +74,10 @@ class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
     def greedy_solution(self, instance: MaxCliqueInstance) -> list[int]:
         return solvers.greedy_clique(instance.adjacency).tolist()
 
+    def baseline_solution(self, instance: MaxCliqueInstance) -> list[int]:
+        """One vertex, ``[0]``: a clique of size 1 on any graph."""
+        return [0]
+
     def solve(self, instance: MaxCliqueInstance, *, exact: bool, time_limit: float) -> Reference:
         return clique_reference(instance.adjacency, exact=exact, time_limit=time_limit)
 

@@ -135,6 +135,12 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
     def greedy_solution(self, instance: MeetingSchedulingInstance) -> list[list[int]]:
         return [list(entry) for entry in solvers.first_fit_schedule(_problem(instance))]
 
+    def baseline_solution(self, instance: MeetingSchedulingInstance) -> list[list[int]] | None:
+        """One meeting: the lowest-numbered one that fits, at its first free start in the smallest
+        room that holds it (``None`` if no meeting fits anywhere)."""
+        schedule = solvers.first_fit_schedule(_problem(instance))
+        return [list(schedule[0])] if schedule else None
+
     def solve(
         self, instance: MeetingSchedulingInstance, *, exact: bool, time_limit: float
     ) -> Reference:

@@ -81,6 +81,11 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
         side = solvers.greedy_growth(instance.weights, 0, (instance.n + 1) // 2)
         return solvers.parts(side)
 
+    def baseline_solution(self, instance: MinBisectionInstance) -> list[list[int]]:
+        """The first balanced split: ``[[0, ..., h-1], [h, ..., n-1]]`` with ``h = ceil(n/2)``."""
+        half = (instance.n + 1) // 2
+        return [list(range(half)), list(range(half, instance.n))]
+
     def solve(self, instance: MinBisectionInstance, *, exact: bool, time_limit: float) -> Reference:
         side, cut = solvers.heuristic_bisection(instance.weights)
         if not exact:

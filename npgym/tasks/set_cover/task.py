@@ -94,6 +94,13 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
             return IMPOSSIBLE
         return solvers.greedy_cover(instance.membership).tolist()
 
+    def baseline_solution(self, instance: SetCoverInstance) -> list[int] | str:
+        """All subsets, ``[0, 1, ..., m-1]``, or ``Impossible`` when even they leave an element
+        uncovered (the union of all subsets decides it, no search)."""
+        if solvers.first_uncovered(instance.membership) >= 0:
+            return IMPOSSIBLE
+        return list(range(len(instance.subsets)))
+
     def solve(self, instance: SetCoverInstance, *, exact: bool, time_limit: float) -> Reference:
         membership = instance.membership
         if solvers.first_uncovered(membership) >= 0:

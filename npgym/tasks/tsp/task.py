@@ -60,6 +60,10 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
     def greedy_solution(self, instance: TSPInstance) -> list[int]:
         return solvers.canonical_tour(solvers.nearest_neighbour(instance.matrix, 0))
 
+    def baseline_solution(self, instance: TSPInstance) -> list[int]:
+        """The identity tour, ``[0, 1, ..., n-1, 0]``."""
+        return [*range(instance.n), 0]
+
     def solve(self, instance: TSPInstance, *, exact: bool, time_limit: float) -> Reference:
         tour, length = solvers.heuristic_tour(instance.matrix)
         if not exact:
