@@ -21,11 +21,10 @@ one. Its cut is the total weight of the edges whose ends lie on different sides.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
+from npgym.heuristics.result import SolverResult
 
 WORK_PER_SECOND = 200_000_000
 """Branch-and-bound budget per second of time limit, in vertex updates (a node of an n-vertex
@@ -152,17 +151,6 @@ def parts(side: np.ndarray) -> list[list[int]]:
     """``[[side-0 vertices], [side-1 vertices]]``, each sorted."""
     side = np.asarray(side)
     return [np.flatnonzero(side == 0).tolist(), np.flatnonzero(side == 1).tolist()]
-
-
-@dataclass(frozen=True)
-class ExactResult:
-    """Outcome of :func:`branch_and_bound`: the best bisection and what was proven about it."""
-
-    side: np.ndarray
-    cut: int
-    proven_optimal: bool
-    lower_bound: int
-    nodes: int
 
 
 @njit
@@ -295,11 +283,13 @@ def _search(
 
 def branch_and_bound(
     weights: np.ndarray, incumbent: np.ndarray | None = None, node_limit: int = 10**8
-) -> ExactResult:
+) -> SolverResult[np.ndarray]:
     """Prove the minimum bisection (or stop after ``node_limit`` nodes with a lower bound).
 
     ``incumbent`` (a side array, e.g. from :func:`heuristic_bisection`) seeds the search; a
-    bisection is only replaced by a strictly better one, so the result is deterministic.
+    bisection is only replaced by a strictly better one, so the result is deterministic. The
+    search is one compiled call bounded by its node limit alone (no wall-clock check inside).
+    ``work`` counts nodes.
     """
     weights = np.ascontiguousarray(weights, dtype=np.int64)
     if incumbent is None:
@@ -308,7 +298,10 @@ def branch_and_bound(
     side, cut, lower, nodes = _search(
         weights, incumbent, int(cut_weight(weights, incumbent)), int(node_limit)
     )
-    return ExactResult(canonical_side(side), int(cut), lower >= cut, int(lower), int(nodes))
+    stopped = "" if lower >= cut else "budget"
+    return SolverResult(
+        canonical_side(side), int(cut), min(int(lower), int(cut)), int(nodes), stopped
+    )
 
 
 def node_budget(n: int, time_limit: float) -> int:

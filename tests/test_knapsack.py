@@ -108,7 +108,7 @@ def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
         optimum = brute_force(weights.tolist(), values.tolist(), capacity)
         for items in (
             solvers.dp_knapsack(weights, values, capacity),
-            solvers.exact_knapsack(weights, values, capacity, max_dp_cells=0).items,
+            solvers.exact_knapsack(weights, values, capacity, max_dp_cells=0).witness,
         ):
             assert int(values[items].sum()) == optimum
             assert int(weights[items].sum()) <= capacity

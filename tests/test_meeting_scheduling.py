@@ -352,7 +352,7 @@ def test_cp_sat_proves_optima_the_greedy_misses() -> None:
         first = solvers.cp_sat_schedule(problem, 30)
         second = solvers.cp_sat_schedule(problem, 30)
         assert first == second
-        assert first.proven_optimal and first.objective == first.upper_bound
+        assert first.proven_optimal and first.objective == first.bound
         assert solvers.participations(problem, greedy) <= first.objective
         if solvers.participations(problem, greedy) < first.objective:
             misses += 1
@@ -380,12 +380,12 @@ def test_time_limit_keeps_the_hint_and_reports_a_bound() -> None:
     )
     problem = problem_of(instance)
     greedy = solvers.greedy_schedule(problem)
-    result = solvers.cp_sat_schedule(problem, time_limit=1e-6, hint=greedy)
+    result = solvers.cp_sat_schedule(problem, effort=1e-6, hint=greedy)
     if result.proven_optimal:
         pytest.fail("a 60-meeting proof in 10 ms is not expected; the test needs a harder instance")
     assert result.objective >= solvers.participations(problem, greedy)
-    assert result.upper_bound > result.objective
-    assert TASK.verify(instance, [list(entry) for entry in result.schedule]).feasible
+    assert result.bound > result.objective
+    assert TASK.verify(instance, [list(entry) for entry in result.witness]).feasible
     reference = TASK.reference(instance, time_limit=1e-6)
     assert not reference.proven_optimal and reference.method == "heuristic"
     assert reference.bound > reference.objective

@@ -84,13 +84,8 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
         result = solvers.branch_and_bound(
             instance.weights, side, solvers.node_budget(instance.n, time_limit)
         )
-        gap = (result.cut - result.lower_bound) / result.cut if result.cut else 0.0
-        return Reference(
-            objective=result.cut,
-            solution=solvers.parts(result.side),
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver="branch-and-bound (capacity-aware placement bound)",
-            bound=result.lower_bound,
-            gap=0.0 if result.proven_optimal else gap,
+        return Reference.from_result(
+            result,
+            solvers.parts(result.witness),
+            "branch-and-bound (capacity-aware placement bound)",
         )
