@@ -196,8 +196,8 @@ def test_reference_without_planted_cycle_is_found_and_deterministic() -> None:
     for seed in range(6):
         instance = TASK.generate(seed, tier="benchmark", config={"hamiltonian_share": 0.3})
         bare_json = HamiltonianCycleInstance(n=instance.n, edges=instance.edges).to_json()
-        first = TASK.solve(TASK.from_json(bare_json), exact=True, effort=60)
-        second = TASK.solve(TASK.from_json(bare_json), exact=True, effort=60)
+        first = TASK.solve(TASK.from_json(bare_json), exact=True, time_limit=60)
+        second = TASK.solve(TASK.from_json(bare_json), exact=True, time_limit=60)
         assert first == second
         assert first.proven_optimal and first.objective == len(instance.planted_cycle) - 1
         assert TASK.verify(instance, first.solution).objective == first.objective

@@ -226,7 +226,7 @@ def test_node_limit_returns_a_valid_bound(node_limit: int) -> None:
         optimum = brute_force(weights)
         result = solvers.branch_and_bound(weights, naive_side(14), node_limit)
         assert result.bound <= optimum <= result.objective
-        assert result.nodes <= node_limit
+        assert result.work <= node_limit
         assert result.proven_optimal == (result.bound == result.objective)
 
 
