@@ -21,6 +21,12 @@ SAFETY_FACTOR = 10.0
 work budget needs on an idle machine, so only a stalled or badly overloaded run reaches it."""
 
 
+CP_SAT_DETERMINISTIC_PER_SECOND = 0.05
+"""CP-SAT deterministic seconds (``max_deterministic_time``) per nominal second of effort. CP-SAT's
+deterministic clock runs far slower than the wall clock on the models here (measured 10-25x with
+one worker), so a nominal second buys 50 deterministic milliseconds."""
+
+
 class Deadline:
     """A wall-clock safety net: ``expired()`` turns true (and stays true) once it has passed."""
 

@@ -9,7 +9,7 @@ A maximum independent set of a graph is a maximum clique of its complement
 - :func:`colour_bound`: greedy sequential colouring in smallest-last order; no clique is larger
   than the number of colours.
 - :func:`exact_clique`: branch and bound with greedy colouring bounds (MCQ, Tomita and Seki
-  2003) within a node budget: the search state lives in arrays, so it runs in chunks of nodes and
+  2003) within a work budget: the search state lives in arrays, so it runs in chunks of nodes and
   looks at the wall-clock safety net in between; its result never depends on the chunking.
 
 Cliques are returned as sorted int64 arrays of vertex ids.
@@ -23,11 +23,13 @@ from npgym.heuristics.budget import Deadline, work_units
 from npgym.heuristics.jit import njit
 from npgym.heuristics.result import SolverResult
 
-CHUNK_NODES = 20_000
-"""Branch-and-bound nodes between two looks at the wall-clock safety net."""
-NODES_PER_SECOND = 2_000_000
-"""Branch-and-bound nodes per nominal second of effort."""
-HEURISTIC_WORK_PER_SECOND = 300_000_000
+CHUNK_WORK = 20_000_000
+"""Branch-and-bound work units between two looks at the wall-clock safety net."""
+WORK_PER_SECOND = 100_000_000
+"""Branch-and-bound work units per nominal second of effort: each node costs the candidates it
+scans plus candidates times colours for their greedy colouring (a node near the root of a large
+graph costs millions, one near a leaf a handful)."""
+HEURISTIC_WORK_PER_SECOND = 100_000_000
 """Heuristic work units (adjacency-matrix cells scanned) per nominal second of effort."""
 
 
@@ -275,16 +277,17 @@ def _branch(
     path: np.ndarray,
     best: np.ndarray,
     counters: np.ndarray,
-    budget: int,
+    work_limit: int,
 ) -> bool:
-    """Run the MCQ search for at most ``budget`` nodes from the state in the arrays; True when
-    the search space is exhausted (``best`` is then a maximum clique).
+    """Run the MCQ search from the state in the arrays until the work counter reaches
+    ``work_limit``; True when the search space is exhausted (``best`` is then a maximum clique).
 
     Level d holds the candidates after choosing ``path[:d]``, colour-sorted, at
     ``level_*[level_start[d] : level_start[d] + level_size[d]]``; they are tried from the last
     (highest colour) to the first, ``level_next[d]`` being the next to try. A candidate with
     colour c cannot lead to a clique larger than d + c, which prunes it and all before it.
-    ``counters`` holds the depth, the best size and the nodes explored so far.
+    ``counters`` holds the depth, the best size, the nodes explored and the work done so far
+    (both cumulative, so the result does not depend on how the search is cut into calls).
     """
     n = adj.shape[0]
     depth, best_size = counters[0], counters[1]
@@ -292,9 +295,9 @@ def _branch(
     head = np.empty(n, np.int64)
     tail = np.empty(n, np.int64)
     following = np.empty(n, np.int64)
-    nodes = 0
+    nodes, work = 0, counters[3]
     exhausted = False
-    while nodes < budget:
+    while work < work_limit:
         base = level_start[depth]
         index = level_next[depth]
         if index < 0 or depth + level_colours[base + index] <= best_size:
@@ -308,6 +311,7 @@ def _branch(
         level_next[depth] = index - 1
         path[depth] = vertex
         nodes += 1
+        work += index + 1
         count = 0
         for j in range(index):
             other = level_vertices[base + j]
@@ -320,15 +324,17 @@ def _branch(
                 best[:best_size] = path[:best_size]
             continue
         child = base + level_size[depth]
-        _colour_sort(
+        colours = _colour_sort(
             adj, candidates, count, level_vertices, level_colours, child, head, tail, following
         )
+        work += count * colours
         depth += 1
         level_start[depth] = child
         level_size[depth] = count
         level_next[depth] = count - 1
     counters[0], counters[1] = depth, best_size
     counters[2] += nodes
+    counters[3] = work
     return exhausted
 
 
@@ -339,7 +345,7 @@ def exact_clique(
     deadline: Deadline | None = None,
 ) -> SolverResult[np.ndarray]:
     """A maximum clique (sorted ids), proven by branch and bound within ``effort`` nominal seconds
-    of nodes (:data:`NODES_PER_SECOND`); otherwise the best found and an upper bound.
+    of work (:data:`WORK_PER_SECOND`); otherwise the best found and an upper bound.
 
     ``incumbent`` (a clique, by default :func:`heuristic_clique`'s) prunes from the start and is
     returned when nothing larger exists. ``deadline`` is the wall-clock safety net.
@@ -355,7 +361,7 @@ def exact_clique(
     )
     if n == 0:
         return SolverResult(clique, 0, 0)
-    node_budget = work_units(effort, NODES_PER_SECOND)
+    work_budget = work_units(effort, WORK_PER_SECOND)
     root_vertices, root_colours, upper = _root_colouring(adj)
     levels = min(upper, n)  # level d follows d chosen vertices, so d < clique number <= upper
     capacity = min(n * levels, n * (n + 1) // 2)  # level sizes shrink strictly down the path
@@ -369,9 +375,9 @@ def exact_clique(
     path = np.empty(levels + 1, np.int64)
     best = np.empty(n, np.int64)
     best[: clique.size] = clique
-    counters = np.array([0, clique.size, 0], dtype=np.int64)
+    counters = np.array([0, clique.size, 0, 0], dtype=np.int64)
     exhausted = clique.size >= upper
-    while not exhausted and counters[2] < node_budget and not deadline.expired():
+    while not exhausted and counters[3] < work_budget and not deadline.expired():
         exhausted = _branch(
             adj,
             level_vertices,
@@ -382,7 +388,7 @@ def exact_clique(
             path,
             best,
             counters,
-            min(CHUNK_NODES, node_budget - int(counters[2])),
+            min(int(counters[3]) + CHUNK_WORK, work_budget),
         )
     size = int(counters[1])
     # Every clique not yet seen lies in the level-0 branch being explored or an earlier one,

@@ -22,7 +22,7 @@ import networkx as nx
 import numpy as np
 from ortools.sat.python import cp_model
 
-from npgym.heuristics.budget import Deadline
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline
 from npgym.heuristics.jit import njit
 from npgym.heuristics.result import SolverResult
 
@@ -187,8 +187,9 @@ def exact_cycle(
     incumbent: np.ndarray | None = None,
     deadline: Deadline | None = None,
 ) -> SolverResult[np.ndarray]:
-    """Prove the longest cycle within ``effort`` seconds of CP-SAT deterministic time (shared by
-    the blocks, largest first), or report the best cycle and an upper bound.
+    """Prove the longest cycle within ``effort`` nominal seconds of CP-SAT deterministic time
+    (:data:`~npgym.heuristics.budget.CP_SAT_DETERMINISTIC_PER_SECOND`, shared by the blocks,
+    largest first), or report the best cycle and an upper bound.
 
     ``incumbent`` (a cycle, e.g. from :func:`heuristic_cycle`) is kept unless a longer cycle
     exists; blocks no larger than the incumbent are never searched. ``deadline`` is the
@@ -197,16 +198,17 @@ def exact_cycle(
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     best = np.empty(0, np.int64) if incumbent is None else np.asarray(incumbent, dtype=np.int64)
     deadline = deadline or Deadline.for_effort(effort)
+    allowance = max(effort, 0.0) * CP_SAT_DETERMINISTIC_PER_SECOND
     upper_bound, spent, stopped = best.size, 0.0, ""
     for block in blocks(adjacency):
         if block.size <= best.size:
             break
-        if spent >= effort or deadline.expired():
+        if spent >= allowance or deadline.expired():
             upper_bound = max(upper_bound, int(block.size))
             stopped = stopped or ("deadline" if deadline.fired else "budget")
             continue
         status, cycle, bound, used = _solve_block(
-            adjacency, block, max(best.size + 1, 3), effort - spent, deadline
+            adjacency, block, max(best.size + 1, 3), allowance - spent, deadline
         )
         spent += used
         if cycle.size > best.size:
@@ -220,7 +222,7 @@ def exact_cycle(
 
 
 def _solve_block(
-    adjacency: np.ndarray, block: np.ndarray, at_least: int, effort: float, deadline: Deadline
+    adjacency: np.ndarray, block: np.ndarray, at_least: int, allowance: float, deadline: Deadline
 ) -> tuple[int, np.ndarray, int, float]:
     """Longest cycle of at least ``at_least`` vertices inside ``block``:
     (status, cycle, bound, deterministic seconds used)."""
@@ -245,7 +247,7 @@ def _solve_block(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 1  # CP-SAT's default, pinned
-    solver.parameters.max_deterministic_time = max(effort, 0.001)
+    solver.parameters.max_deterministic_time = max(allowance, 0.001)
     solver.parameters.max_time_in_seconds = deadline.remaining()
     status = solver.solve(model)
     used = float(solver.deterministic_time)

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from npgym.heuristics.budget import Deadline
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline
 from npgym.heuristics.jit import njit
 from npgym.heuristics.result import SolverResult
 
@@ -122,7 +122,7 @@ def exact_knapsack(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 1
-    solver.parameters.max_deterministic_time = max(effort, 0.001)
+    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
     solver.parameters.max_time_in_seconds = deadline.remaining()
     status = solver.solve(model)
     work = int(solver.deterministic_time * 1000)

@@ -29,7 +29,7 @@ from ortools.sat.python import cp_model
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 
-from npgym.heuristics.budget import Deadline, work_units
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, work_units
 from npgym.heuristics.result import SolverResult
 
 PLACEMENTS_PER_SECOND = 50_000
@@ -267,12 +267,14 @@ def cp_sat_schedule(
     hint: Schedule | None = None,
     deadline: Deadline | None = None,
 ) -> SolverResult[Schedule]:
-    """Maximise participations with CP-SAT within ``effort`` seconds of deterministic time;
+    """Maximise participations with CP-SAT within ``effort`` nominal seconds of deterministic time
+    (:data:`~npgym.heuristics.budget.CP_SAT_DETERMINISTIC_PER_SECOND`);
     proven optimal unless that budget runs out (then the best schedule and an upper bound).
 
     ``hint`` (a feasible schedule, e.g. the greedy one) seeds the search and is returned if CP-SAT
-    finds nothing better. When it already meets :meth:`Problem.upper_bound` no model is built;
-    when CP-SAT stops without a proof the bound is the best of its own and :func:`lp_bound`.
+    finds nothing better. When it already meets :meth:`Problem.upper_bound` or :func:`lp_bound`
+    no model is built; when CP-SAT stops without a proof the bound is the better of its own and
+    the LP's.
     ``deadline`` is the wall-clock safety net. ``work`` counts deterministic milliseconds.
     """
     sizes = problem.sizes
@@ -282,6 +284,9 @@ def cp_sat_schedule(
     bound = problem.upper_bound()
     if incumbent_value >= bound:
         return SolverResult(incumbent, incumbent_value, incumbent_value)
+    bound = lp_bound(problem, deadline)
+    if incumbent_value >= bound:
+        return SolverResult(incumbent, incumbent_value, incumbent_value, solver="LP bound")
 
     model = cp_model.CpModel()
     present: dict[int, cp_model.IntVar] = {}
@@ -327,7 +332,7 @@ def cp_sat_schedule(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 1  # CP-SAT's default, pinned
-    solver.parameters.max_deterministic_time = max(effort, 0.001)
+    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
     solver.parameters.max_time_in_seconds = deadline.remaining()
     status = solver.solve(model)
     work = int(solver.deterministic_time * 1000)
@@ -346,8 +351,6 @@ def cp_sat_schedule(
             return SolverResult(incumbent, incumbent_value, incumbent_value, work)
         bound = min(bound, math.floor(solver.best_objective_bound + 1e-6))
     timed_out = deadline.expired()
-    if bound > incumbent_value:
-        bound = min(bound, lp_bound(problem, deadline))
     bound = max(bound, incumbent_value)
     stopped = "" if bound == incumbent_value else "deadline" if timed_out else "budget"
     return SolverResult(incumbent, incumbent_value, bound, work, stopped)

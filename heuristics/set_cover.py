@@ -24,7 +24,7 @@ from scipy.sparse import csr_matrix
 from npgym.heuristics.budget import Deadline, work_units
 from npgym.heuristics.result import SolverResult
 
-NODES_PER_SECOND = 2_000
+NODES_PER_SECOND = 200
 """HiGHS branch-and-bound nodes per nominal second of effort."""
 
 
@@ -98,6 +98,9 @@ def exact_cover(
         incumbent = greedy_cover(membership)
     best = np.asarray(incumbent, dtype=np.int64)
     count = membership.shape[0]
+    lower = max(size_bound(membership), lp_bound(membership, deadline))
+    if lower >= best.size:
+        return SolverResult(best, int(best.size), int(best.size))
     nodes = work_units(effort, NODES_PER_SECOND)
     result = milp(
         np.ones(count),
@@ -113,7 +116,7 @@ def exact_cover(
             best = found
     if result.status == 0:
         return SolverResult(best, int(best.size), int(best.size), nodes)
-    bound = max(size_bound(membership), lp_bound(membership, deadline))
+    bound = lower
     dual = getattr(result, "mip_dual_bound", None)
     if dual is not None and np.isfinite(dual):
         bound = max(bound, math.ceil(dual - 1e-6))

@@ -31,13 +31,13 @@ from npgym.heuristics.jit import njit
 from npgym.heuristics.result import SolverResult
 
 HELD_KARP_MAX_CITIES = 16
-PASS_CELLS_PER_SECOND = 300_000_000
+PASS_CELLS_PER_SECOND = 20_000_000
 """Local-search work per nominal second: matrix cells scanned (a 2-opt pass scans n * n)."""
 LP_COLUMNS_PER_SECOND = 200_000
 """Branch and cut work per nominal second: LP columns (edges) of the relaxations solved."""
 NODES_PER_SECOND = 200
 """HiGHS branch-and-bound nodes per nominal second for each integer solve."""
-ONE_TREE_CELLS_PER_SECOND = 100_000_000
+ONE_TREE_CELLS_PER_SECOND = 200_000_000
 """1-tree bound work per nominal second: matrix cells scanned (one iteration scans n * n)."""
 ONE_TREE_ITERATIONS = 1000
 """Subgradient iterations of the 1-tree bound when the budget allows (its quality levels off)."""

@@ -133,7 +133,7 @@ def test_exact_agrees_with_networkx_on_larger_graphs() -> None:
 def test_exact_result_does_not_depend_on_the_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
     adjacency = random_adjacency(np.random.default_rng(2), 60, 0.6)
     whole = solvers.exact_clique(adjacency, incumbent=np.array([0]))
-    monkeypatch.setattr(solvers, "CHUNK_NODES", 3)
+    monkeypatch.setattr(solvers, "CHUNK_WORK", 3)
     chunked = solvers.exact_clique(adjacency, incumbent=np.array([0]))
     assert whole.work > 3 * 10
     assert (chunked.objective, chunked.witness.tolist(), chunked.work, chunked.proven_optimal) == (
