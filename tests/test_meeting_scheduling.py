@@ -499,3 +499,18 @@ def test_bad_configs_are_rejected() -> None:
         TASK.config("easy", overrides={"day_end": 490})
     with pytest.raises(ValueError, match="coverage_min"):
         TASK.config("easy", overrides={"coverage_min": 0.9, "coverage_max": 0.5})
+
+
+def test_lp_bound_lies_between_the_optimum_and_the_trivial_bound() -> None:
+    tighter = 0
+    for seed in range(40):
+        instance = TASK.generate(seed, config=TINY_CONFIG)
+        problem = problem_of(instance)
+        bound = solvers.lp_bound(problem)
+        assert brute_force(instance) <= bound <= problem.upper_bound()
+    for seed in range(10):
+        problem = problem_of(TASK.generate(seed, tier="benchmark"))
+        bound = solvers.lp_bound(problem)
+        assert solvers.cp_sat_schedule(problem, 30).objective <= bound <= problem.upper_bound()
+        tighter += bound < problem.upper_bound()
+    assert tighter > 0

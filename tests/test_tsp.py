@@ -211,3 +211,40 @@ def test_config_override_changes_the_size() -> None:
     assert 60 <= instance.n <= 62 and instance.tier == "hard"
     with pytest.raises(ValueError, match="grid"):
         TASK.config("easy", overrides={"grid": 2, "n_max": 20})
+
+
+@pytest.mark.parametrize("metric", ["uniform", "euclidean"])
+def test_one_tree_bound_never_exceeds_the_optimum(metric: str) -> None:
+    rng = np.random.default_rng(11)
+    for n in range(4, 11):
+        dist = random_matrix(rng, n, metric)
+        _, optimum = solvers.held_karp(dist)
+        bound = solvers.one_tree_bound(dist, optimum)
+        assert 0 < bound <= optimum
+        assert solvers.one_tree_bound(dist, optimum, effort=0.0) <= bound
+
+
+def test_one_tree_bound_is_close_on_euclidean_instances() -> None:
+    dist = random_matrix(np.random.default_rng(12), 60, "euclidean")
+    result = solvers.branch_and_cut(dist)
+    assert result.proven_optimal
+    assert solvers.one_tree_bound(dist, result.objective) >= 0.97 * result.objective
+
+
+def test_heuristic_budget_limits_the_work_not_the_answer_shape() -> None:
+    dist = random_matrix(np.random.default_rng(13), 80, "euclidean")
+    full = solvers.heuristic_tour(dist)
+    starved = solvers.heuristic_tour(dist, effort=0.0)  # one start, one sweep of local search
+    assert sorted(starved[0].tolist()) == list(range(80))
+    assert starved[1] == solvers.tour_length(dist, starved[0]) >= full[1]
+    assert solvers.heuristic_tour(dist, effort=0.0)[1] == starved[1]
+
+
+def test_above_the_lp_limit_the_one_tree_certifies_the_tour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dist = random_matrix(np.random.default_rng(14), 40, "euclidean")
+    monkeypatch.setattr(solvers, "LP_MAX_CITIES", 30)
+    result = solvers.branch_and_cut(dist)
+    assert result.bound == solvers.one_tree_bound(dist, result.objective)
+    assert result.proven_optimal == (result.bound == result.objective)
