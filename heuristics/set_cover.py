@@ -24,7 +24,7 @@ from scipy.sparse import csr_matrix
 from npgym.heuristics.budget import Deadline, work_units
 from npgym.heuristics.result import SolverResult
 
-NODES_PER_SECOND = 200
+NODES_PER_SECOND = 50
 """HiGHS branch-and-bound nodes per nominal second of effort."""
 
 

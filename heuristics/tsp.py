@@ -33,14 +33,15 @@ from npgym.heuristics.result import SolverResult
 HELD_KARP_MAX_CITIES = 16
 PASS_CELLS_PER_SECOND = 20_000_000
 """Local-search work per nominal second: matrix cells scanned (a 2-opt pass scans n * n)."""
-LP_COLUMNS_PER_SECOND = 200_000
-"""Branch and cut work per nominal second: LP columns (edges) of the relaxations solved."""
-NODES_PER_SECOND = 200
-"""HiGHS branch-and-bound nodes per nominal second for each integer solve."""
+LP_COLUMNS_PER_SECOND = 20_000
+"""Branch and cut work per nominal second: LP columns (edges) of the relaxations solved, an
+integer solve counting its columns once per branch-and-bound node."""
 ONE_TREE_CELLS_PER_SECOND = 200_000_000
 """1-tree bound work per nominal second: matrix cells scanned (one iteration scans n * n)."""
 ONE_TREE_ITERATIONS = 1000
 """Subgradient iterations of the 1-tree bound when the budget allows (its quality levels off)."""
+BRANCH_AND_CUT_SOLVER = "branch-and-cut (HiGHS)"
+ONE_TREE_SOLVER = "Held-Karp 1-tree bound"
 LP_MAX_CITIES = 600
 """Largest instance given to the LP relaxation (n (n - 1) / 2 columns); beyond it the 1-tree
 bound alone certifies the heuristic tour."""
@@ -375,8 +376,9 @@ class _SubtourModel:
 
     def solve(
         self, integral: bool, time_limit: float, node_limit: int
-    ) -> tuple[np.ndarray | None, float, bool]:
-        """Solve the relaxation; return (x, lower bound (-inf if none), solved to optimality)."""
+    ) -> tuple[np.ndarray | None, float, bool, int]:
+        """Solve the relaxation; return (x, lower bound (-inf if none), solved to optimality,
+        branch-and-bound nodes used (1 for an LP))."""
         constraints = [self.degree_rows]
         if self.cuts:
             rows, columns = [], []
@@ -400,12 +402,13 @@ class _SubtourModel:
             bounds=Bounds(0, 1),
             options={"time_limit": max(time_limit, 0.001), "node_limit": node_limit},
         )
+        nodes = max(1, int(getattr(result, "mip_node_count", 1) or 1))
         if result.status == 0:
-            return result.x, float(result.fun), True
+            return result.x, float(result.fun), True, nodes
         bound = getattr(result, "mip_dual_bound", None)
         if bound is None or not np.isfinite(bound):
             bound = -np.inf
-        return result.x, float(bound), False
+        return result.x, float(bound), False, nodes
 
     def components(self, chosen: np.ndarray) -> list[list[int]]:
         """Connected components of the graph formed by the chosen edge indices."""
@@ -451,9 +454,9 @@ def branch_and_cut(
 
     ``incumbent`` (a tour, e.g. from :func:`heuristic_tour`) is returned when a bound proves it
     optimal, which often ends the search before any integer solve. The work is counted in LP
-    columns solved (:data:`LP_COLUMNS_PER_SECOND`) and, per integer solve, branch-and-bound
-    nodes (:data:`NODES_PER_SECOND`); ``deadline`` is the wall-clock safety net. ``work`` counts
-    LP columns.
+    columns solved (:data:`LP_COLUMNS_PER_SECOND`; an integer solve gets the nodes that the rest
+    of the budget pays for); ``deadline`` is the wall-clock safety net. ``work`` counts LP
+    columns.
     """
     dist = np.ascontiguousarray(dist, dtype=np.int64)
     n = dist.shape[0]
@@ -463,14 +466,13 @@ def branch_and_cut(
     best_tour = np.asarray(incumbent, dtype=np.int64)
     best_length = int(tour_length(dist, best_tour))
     if n <= 3:
-        return SolverResult(best_tour, best_length, best_length)
+        return SolverResult(best_tour, best_length, best_length, 0, "", BRANCH_AND_CUT_SOLVER)
     if n > LP_MAX_CITIES:
         bound = one_tree_bound(dist, best_length, effort)
         stopped = "" if bound >= best_length else "deadline" if deadline.expired() else "budget"
-        return SolverResult(best_tour, best_length, bound, 0, stopped)
+        return SolverResult(best_tour, best_length, bound, 0, stopped, ONE_TREE_SOLVER)
     model = _SubtourModel(dist)
     budget = work_units(effort, LP_COLUMNS_PER_SECOND)
-    node_limit = work_units(effort, NODES_PER_SECOND)
     work, lower_bound = 0, 0
 
     def out_of_work() -> bool:
@@ -478,13 +480,15 @@ def branch_and_cut(
 
     # Phase 1: cutting planes on the LP relaxation.
     while not out_of_work():
-        x, bound, solved = model.solve(False, deadline.remaining(), node_limit)
+        x, bound, solved, _ = model.solve(False, deadline.remaining(), 1)
         work += model.costs.size
         if not solved or x is None:
             break
         lower_bound = max(lower_bound, _rounded_bound(bound))
         if lower_bound >= best_length:
-            return SolverResult(best_tour, best_length, best_length, work)
+            return SolverResult(
+                best_tour, best_length, best_length, work, "", BRANCH_AND_CUT_SOLVER
+            )
         support = np.flatnonzero(x > 1e-6)
         parts = model.components(support)
         if len(parts) > 1:
@@ -500,8 +504,9 @@ def branch_and_cut(
 
     # Phase 2: integer programme, adding the subtours of its optimum until it is one tour.
     while not out_of_work():
-        x, bound, solved = model.solve(True, deadline.remaining(), node_limit)
-        work += model.costs.size
+        node_limit = max(1, (budget - work) // model.costs.size)
+        x, bound, solved, nodes = model.solve(True, deadline.remaining(), node_limit)
+        work += model.costs.size * nodes
         lower_bound = max(lower_bound, _rounded_bound(bound))
         if not solved or x is None:
             break
@@ -511,12 +516,17 @@ def branch_and_cut(
             length = int(tour_length(dist, tour))
             if length < best_length:
                 best_tour, best_length = tour, length
-            return SolverResult(best_tour, best_length, best_length, work)
+            return SolverResult(
+                best_tour, best_length, best_length, work, "", BRANCH_AND_CUT_SOLVER
+            )
         for part in parts:
             model.add_cut(part)
     timed_out = deadline.expired()
+    solver = BRANCH_AND_CUT_SOLVER
     if lower_bound < best_length:
-        lower_bound = max(lower_bound, one_tree_bound(dist, best_length, effort))
+        tree = one_tree_bound(dist, best_length, effort)
+        if tree > lower_bound:
+            lower_bound, solver = tree, f"{solver}; {ONE_TREE_SOLVER}"
     lower_bound = min(lower_bound, best_length)
     stopped = "" if lower_bound == best_length else "deadline" if timed_out else "budget"
-    return SolverResult(best_tour, best_length, lower_bound, work, stopped)
+    return SolverResult(best_tour, best_length, lower_bound, work, stopped, solver)

@@ -25,7 +25,7 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
     :mod:`npgym.tasks.min_bisection.generator`). Reference: multi-start Kernighan-Lin, then an
     exact branch and bound with a capacity-aware bound. Its work is limited by a node count
     derived from ``time_limit`` (``solvers.node_budget``), not by the clock, so the proof status
-    is the same on every machine; every generated tier is proven in well under a second. The
+    is the same on every machine; every published tier is proven in well under a second. The
     witness lists the part holding vertex 0 first, both parts sorted.
     """
 

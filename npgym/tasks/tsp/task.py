@@ -63,6 +63,4 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
                 solver="nearest-neighbour+2-opt+or-opt",
             )
         result = solvers.branch_and_cut(instance.matrix, time_limit, incumbent=tour)
-        return Reference.from_result(
-            result, solvers.canonical_tour(result.witness), "branch-and-cut (HiGHS)"
-        )
+        return Reference.from_result(result, solvers.canonical_tour(result.witness), result.solver)
