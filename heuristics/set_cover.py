@@ -8,7 +8,8 @@ holds element e).
   solved with HiGHS through ``scipy.optimize.milp`` (OR-Tools' bundled HiGHS clashes with
   ``highspy``) within a branch-and-bound node limit. HiGHS is deterministic, so the same instance
   gives the same cover on every machine; a greedy cover that is already optimal is kept as the
-  witness.
+  witness. Above :data:`MIP_MAX_CELLS` HiGHS's root work (presolve, cuts), which no node limit
+  bounds, grows too long, and CP-SAT with a deterministic-time budget takes over.
 
 Covers are sorted int64 arrays of subset indices.
 """
@@ -21,11 +22,14 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import csr_matrix
 
-from npgym.heuristics.budget import Deadline, work_units
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, work_units
 from npgym.heuristics.result import SolverResult
 
 NODES_PER_SECOND = 50
 """HiGHS branch-and-bound nodes per nominal second of effort."""
+MIP_MAX_CELLS = 40_000
+"""Largest ``subsets * elements`` given to HiGHS (5x the benchmark tier is about 25,000; there its
+root work takes seconds, at 10x it can take minutes); larger instances go to CP-SAT."""
 
 
 def first_uncovered(membership: np.ndarray) -> int:
@@ -101,6 +105,8 @@ def exact_cover(
     lower = max(size_bound(membership), lp_bound(membership, deadline))
     if lower >= best.size:
         return SolverResult(best, int(best.size), int(best.size))
+    if membership.size > MIP_MAX_CELLS:
+        return _cp_sat_cover(membership, effort, best, lower, deadline)
     nodes = work_units(effort, NODES_PER_SECOND)
     result = milp(
         np.ones(count),
@@ -123,3 +129,42 @@ def exact_cover(
     bound = min(bound, int(best.size))
     stopped = "" if bound == best.size else "deadline" if timed_out else "budget"
     return SolverResult(best, int(best.size), bound, nodes, stopped)
+
+
+def _cp_sat_cover(
+    membership: np.ndarray, effort: float, best: np.ndarray, lower: int, deadline: Deadline
+) -> SolverResult[np.ndarray]:
+    """:func:`exact_cover` for large instances: CP-SAT (one worker, fixed seed) hinted with
+    ``best``, within ``effort`` nominal seconds of deterministic time; ``lower`` is a known bound.
+    ``work`` counts deterministic milliseconds."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    chosen = [model.new_bool_var(f"x{j}") for j in range(membership.shape[0])]
+    for element in range(membership.shape[1]):
+        model.add_bool_or([chosen[j] for j in np.flatnonzero(membership[:, element]).tolist()])
+    model.add(sum(chosen) <= int(best.size))
+    model.minimize(sum(chosen))
+    hinted = set(best.tolist())
+    for j, variable in enumerate(chosen):
+        model.add_hint(variable, j in hinted)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 1
+    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
+    solver.parameters.max_time_in_seconds = deadline.remaining()
+    status = solver.solve(model)
+    work = int(solver.deterministic_time * 1000)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        found = np.array(
+            [j for j, variable in enumerate(chosen) if solver.boolean_value(variable)], np.int64
+        )
+        if found.size < best.size and first_uncovered(membership[found]) < 0:
+            best = found
+    if status == cp_model.OPTIMAL:
+        return SolverResult(best, int(best.size), int(best.size), work)
+    if status == cp_model.FEASIBLE:
+        lower = max(lower, math.ceil(solver.best_objective_bound - 1e-6))
+    bound = min(lower, int(best.size))
+    stopped = "" if bound == best.size else "deadline" if deadline.expired() else "budget"
+    return SolverResult(best, int(best.size), bound, work, stopped)
