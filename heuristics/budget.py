@@ -38,7 +38,8 @@ class Deadline:
     @classmethod
     def for_effort(cls, effort: float) -> Deadline:
         """The safety net for a work budget of ``effort`` nominal seconds."""
-        return cls(SAFETY_FACTOR * max(float(effort), 0.0) + 1.0)
+        effort = float(effort)
+        return cls(SAFETY_FACTOR * (effort if effort > 0 else 0.0) + 1.0)
 
     def expired(self) -> bool:
         """True once the deadline has passed (remembered in :attr:`fired`)."""
@@ -54,7 +55,10 @@ class Deadline:
 
 
 def work_units(effort: float, per_second: float, minimum: int = 1) -> int:
-    """``effort`` nominal seconds as a whole number of work units (never below ``minimum``)."""
-    if not math.isfinite(effort):
-        return 2**62
+    """``effort`` nominal seconds as a whole number of work units (never below ``minimum``;
+    unlimited for an infinite effort, the minimum for NaN)."""
+    if math.isnan(effort):
+        return minimum
+    if math.isinf(effort):
+        return 2**62 if effort > 0 else minimum
     return max(minimum, int(min(max(effort, 0.0) * per_second, 2**62)))

@@ -173,6 +173,8 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         once.
         """
         limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+        if not limit >= 0:  # also refuses NaN, which would otherwise mean "no budget"
+            raise ValueError(f"time_limit must be a non-negative number, got {time_limit!r}")
         return instance.cached(
             f"reference:{exact}:{limit}",
             lambda: self.solve(instance, exact=exact, time_limit=limit),

@@ -173,3 +173,19 @@ def test_large_instances_respect_the_budget(task_name: str, n: int, limit: float
     elapsed = time.perf_counter() - started
     assert_consistent(task, instance, reference)
     assert not reference.solver.endswith(DEADLINE_NOTE), elapsed
+
+
+@pytest.mark.parametrize("limit", [-1.0, float("nan")])
+def test_a_bad_time_limit_is_refused(limit: float) -> None:
+    task = npgym.get_task("TSP")
+    with pytest.raises(ValueError, match="time_limit"):
+        task.reference(task.generate(0, tier="easy"), time_limit=limit)
+
+
+def test_work_units_and_the_safety_net_handle_any_effort() -> None:
+    assert budget.work_units(float("nan"), 100.0) == 1
+    assert budget.work_units(-5.0, 100.0) == 1
+    assert budget.work_units(float("inf"), 100.0) == 2**62
+    assert budget.work_units(2.5, 100.0) == 250
+    assert not budget.Deadline.for_effort(float("nan")).expired()
+    assert budget.Deadline.for_effort(-1.0).seconds == 1.0
