@@ -338,10 +338,11 @@ def test_spectral_bound_never_exceeds_the_optimum() -> None:
     rng = np.random.default_rng(31)
     for n in range(2, 13):
         weights = random_weights(rng, n)
-        assert 0 <= solvers.spectral_bound(weights) <= brute_force(weights)
+        optimum = brute_force(weights)
+        assert 0 <= solvers.spectral_bound(weights) <= solvers.eigenvalue_bound(weights) <= optimum
 
 
 def test_spectral_bound_is_close_on_planted_communities() -> None:
     instance = TASK.generate(0, tier="benchmark", config={"n_min": 200, "n_max": 200})
     exact = TASK.reference(instance, time_limit=1.0)
-    assert exact.bound >= 0.5 * exact.objective
+    assert exact.bound >= 0.9 * exact.objective

@@ -82,7 +82,7 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
                 solver="multi-start Kernighan-Lin",
             )
         result = solvers.branch_and_bound(
-            instance.weights, side, solvers.node_budget(instance.n, time_limit)
+            instance.weights, side, solvers.node_budget(instance.n, time_limit), time_limit
         )
         return Reference.from_result(
             result,
