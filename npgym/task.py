@@ -59,7 +59,12 @@ Always zero unless there is a bug; the test suite fails if a fuzz run ever trips
 _log = logging.getLogger("npgym")
 
 DEFAULT_TIME_LIMIT = 60.0
-"""Seconds an exact reference solver may spend before it reports its best bound instead."""
+"""Nominal seconds of work a reference may spend before it reports its best bound instead.
+
+Solvers turn it into deterministic work budgets (nodes, LP columns, CP-SAT deterministic time;
+see :mod:`npgym.heuristics.budget`), calibrated so that an idle machine needs about that long:
+whether a reference is proven never depends on machine load. The wall clock only backs this up,
+at :data:`npgym.heuristics.budget.SAFETY_FACTOR` times the limit."""
 
 
 def generation_stream(seed: int, difficulty: float | None) -> int | list[int]:
@@ -229,9 +234,15 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     ) -> Reference:
         """The best known solution: heuristic, then (``exact=True``) a proof of optimality.
 
-        Memoised per instance, so scoring many completions of one instance solves it once.
+        ``time_limit`` (default :data:`DEFAULT_TIME_LIMIT`) is the work budget in nominal
+        seconds: the same instance and limit give the same reference on every machine. Never
+        raises on a valid instance; an unproven reference is ``method="heuristic"`` with a bound
+        and gap. Memoised per instance, so scoring many completions of one instance solves it
+        once.
         """
         limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+        if not limit >= 0:  # also refuses NaN, which would otherwise mean "no budget"
+            raise ValueError(f"time_limit must be a non-negative number, got {time_limit!r}")
         return instance.cached(
             f"reference:{exact}:{limit}",
             lambda: self.solve(instance, exact=exact, time_limit=limit),
@@ -239,8 +250,9 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
     @abstractmethod
     def solve(self, instance: InstanceT, *, exact: bool, time_limit: float) -> Reference:
-        """Compute a reference: the fast heuristic, then the exact method within ``time_limit``
-        seconds when ``exact``. Deterministic unless the time limit is hit."""
+        """Compute a reference: the fast heuristic, then the exact method when ``exact``, every
+        phase within a deterministic work budget of ``time_limit`` nominal seconds. Deterministic
+        unless the wall-clock safety net fires, which the reference's ``solver`` then says."""
 
     # --- scoring ------------------------------------------------------------------------------
 

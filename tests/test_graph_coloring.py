@@ -161,10 +161,10 @@ def test_exact_solver_matches_brute_force_on_small_graphs() -> None:
                 tabucol_iterations=solvers.TABUCOL_ITERATIONS if bounded else 0,
                 clique_node_limit=solvers.CLIQUE_NODE_LIMIT if bounded else 0,
             )
-            assert result.proven_optimal and result.colour_count == optimum
-            assert result.lower_bound == optimum
-            assert solvers.is_proper(adjacency, result.colours)
-            assert solvers.colour_count(result.colours) == optimum
+            assert result.proven_optimal and result.objective == optimum
+            assert result.bound == optimum
+            assert solvers.is_proper(adjacency, result.witness)
+            assert solvers.colour_count(result.witness) == optimum
         colours, count = solvers.heuristic_colouring(adjacency)
         assert count >= optimum and solvers.is_proper(adjacency, colours)
         assert solvers.colour_count(colours) == count
@@ -187,7 +187,7 @@ def test_exact_reference_agrees_with_cp_sat_on_benchmark_instances() -> None:
             instance.adjacency, tabucol_iterations=0, clique_node_limit=0
         )
         chromatic = TASK.reference(instance).objective
-        assert bare.colour_count == chromatic and bare.proven_optimal
+        assert bare.objective == chromatic and bare.proven_optimal
         assert cp_sat_colourable(instance.adjacency, chromatic)
         assert not cp_sat_colourable(instance.adjacency, chromatic - 1)
 

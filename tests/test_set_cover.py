@@ -256,3 +256,13 @@ def test_subsets_are_sorted_and_listed_in_the_prompt() -> None:
 def test_bad_instances_are_rejected(universe_size: object, subsets: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SetCoverInstance(universe_size=universe_size, subsets=subsets)
+
+
+def test_lp_bound_lies_between_the_size_bound_and_the_optimum() -> None:
+    rng = np.random.default_rng(21)
+    for _ in range(60):
+        membership = rng.random((int(rng.integers(2, 9)), int(rng.integers(1, 10)))) < 0.4
+        optimum = brute_force(membership)
+        if optimum is None:
+            continue
+        assert solvers.size_bound(membership) <= solvers.lp_bound(membership) <= optimum

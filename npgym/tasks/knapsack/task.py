@@ -77,29 +77,8 @@ class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
         value = int(values[items].sum())
         if not exact:
             bound = solvers.dantzig_bound(weights, values, instance.capacity)
-            return Reference(
-                objective=value,
-                solution=items.tolist(),
-                proven_optimal=bound == value,
-                method="exact" if bound == value else "heuristic",
-                solver="ratio greedy",
-                bound=bound,
-                gap=_gap(value, bound),
-            )
+            return Reference.bounded(value, items.tolist(), bound, "ratio greedy")
         result = solvers.exact_knapsack(
             weights, values, instance.capacity, time_limit, incumbent=items
         )
-        return Reference(
-            objective=result.value,
-            solution=result.items.tolist(),
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver=result.solver,
-            bound=result.upper_bound,
-            gap=_gap(result.value, result.upper_bound),
-        )
-
-
-def _gap(value: int, bound: int) -> float:
-    """Relative distance from the objective to the upper bound (0 when both are 0)."""
-    return (bound - value) / value if value else float(bound > 0)
+        return Reference.from_result(result, result.witness.tolist(), result.solver)

@@ -145,7 +145,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
         self, instance: MeetingSchedulingInstance, *, exact: bool, time_limit: float
     ) -> Reference:
         problem = _problem(instance)
-        schedule = solvers.greedy_schedule(problem)
+        schedule = solvers.greedy_schedule(problem, effort=time_limit)
         value = solvers.participations(problem, schedule)
         if not exact:
             return Reference(
@@ -156,19 +156,10 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
                 solver="greedy+swap",
             )
         result = solvers.cp_sat_schedule(problem, time_limit, hint=schedule)
-        gap = (
-            (result.upper_bound - result.objective) / result.upper_bound
-            if result.upper_bound
-            else 0.0
-        )
-        return Reference(
-            objective=result.objective,
-            solution=[list(entry) for entry in result.schedule],
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver="greedy+swap, then CP-SAT (interval no-overlap)",
-            bound=result.upper_bound,
-            gap=0.0 if result.proven_optimal else gap,
+        return Reference.from_result(
+            result,
+            [list(entry) for entry in result.witness],
+            "greedy+swap, then CP-SAT (interval no-overlap)",
         )
 
 

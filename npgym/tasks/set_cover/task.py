@@ -114,22 +114,6 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
         cover = solvers.greedy_cover(membership)
         if not exact:
             bound = solvers.size_bound(membership)
-            return Reference(
-                objective=len(cover),
-                solution=cover.tolist(),
-                proven_optimal=bound == len(cover),
-                method="exact" if bound == len(cover) else "heuristic",
-                solver="greedy",
-                bound=bound,
-                gap=(len(cover) - bound) / len(cover),
-            )
+            return Reference.bounded(len(cover), cover.tolist(), bound, "greedy")
         result = solvers.exact_cover(membership, time_limit, incumbent=cover)
-        return Reference(
-            objective=result.size,
-            solution=result.cover.tolist(),
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver="integer programme (HiGHS)",
-            bound=result.lower_bound,
-            gap=(result.size - result.lower_bound) / result.size,
-        )
+        return Reference.from_result(result, result.witness.tolist(), "integer programme (HiGHS)")

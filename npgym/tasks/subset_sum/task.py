@@ -81,12 +81,9 @@ class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
             )
         subset = solvers.greedy_subset(instance.array, instance.target)
         bound = solvers.cardinality_bound(instance.array, instance.target)
-        return Reference(
-            objective=len(subset),
-            solution=subset.tolist(),
-            proven_optimal=bound == len(subset),
-            method="exact" if bound == len(subset) else "heuristic",
-            solver="smallest-first greedy with a reachability table",
-            bound=bound,
-            gap=(bound - len(subset)) / len(subset),
+        return Reference.bounded(
+            len(subset),
+            subset.tolist(),
+            bound,
+            "smallest-first greedy with a reachability table",
         )
