@@ -468,9 +468,10 @@ def branch_and_cut(
     if n <= 3:
         return SolverResult(best_tour, best_length, best_length, 0, "", BRANCH_AND_CUT_SOLVER)
     if n > LP_MAX_CITIES:
-        bound = one_tree_bound(dist, best_length, effort)
-        stopped = "" if bound >= best_length else "deadline" if deadline.expired() else "budget"
-        return SolverResult(best_tour, best_length, bound, 0, stopped, ONE_TREE_SOLVER)
+        tree_bound = one_tree_bound(dist, best_length, effort)
+        proven = tree_bound >= best_length
+        stopped = "" if proven else "deadline" if deadline.expired() else "budget"
+        return SolverResult(best_tour, best_length, tree_bound, 0, stopped, ONE_TREE_SOLVER)
     model = _SubtourModel(dist)
     budget = work_units(effort, LP_COLUMNS_PER_SECOND)
     work, lower_bound = 0, 0

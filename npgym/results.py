@@ -67,7 +67,7 @@ class Reference(BaseModel):
             objective=result.objective,
             solution=solution,
             proven_optimal=proven,
-            method=proven_method if proven else "heuristic",  # type: ignore[arg-type]
+            method=proven_method if proven else "heuristic",
             solver=solver + (DEADLINE_NOTE if result.stopped == "deadline" else ""),
             bound=result.bound,
             gap=result.gap,
@@ -83,7 +83,7 @@ class Reference(BaseModel):
             objective=objective,
             solution=solution,
             proven_optimal=proven,
-            method=method if proven else "heuristic",  # type: ignore[arg-type]
+            method=method if proven else "heuristic",
             solver=solver,
             bound=bound,
             gap=relative_gap(objective, bound),
