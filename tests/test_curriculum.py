@@ -126,7 +126,7 @@ def test_bad_input_gets_clear_errors() -> None:
     with pytest.raises(CurriculumError, match="malformed"):
         AdaptiveCurriculum.from_state({**state, "frontiers": {"Knapsack": {}}})
     with pytest.raises(ValueError, match="start"):
-        AdaptiveCurriculum(["Knapsack"], start=1.5)
+        AdaptiveCurriculum(["Knapsack"], start=2.5)
     with pytest.raises(ValueError, match="band"):
         AdaptiveCurriculum(["Knapsack"], target=(0.7, 0.3))
     with pytest.raises(KeyError, match="unknown task"):
