@@ -20,8 +20,7 @@ from pydantic import BaseModel
 from npgym.answer import (
     AnswerFormatError,
     extract_answer,
-    parse_answer,
-    parse_value,
+    parse_value_fast,
     render_value,
 )
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
@@ -130,7 +129,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
     def parse(self, completion: str) -> Any:
         """The solution in a model's completion; raises :class:`AnswerFormatError`."""
-        return self.to_solution(parse_answer(completion))
+        return self.to_solution(parse_value_fast(extract_answer(completion)))
 
     def verify(self, instance: InstanceT, solution: Any) -> Verdict:
         """Verdict on an already-parsed solution (a list, nested lists, an array...)."""
@@ -208,7 +207,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
             try:
                 segment = extract_answer(completion)
                 step = "tokenise"
-                value = parse_value(segment)
+                value = parse_value_fast(segment)
                 step = "shape"
                 solution = self.to_solution(value)
             except AnswerFormatError as error:

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from npgym.answer import INT_LIMIT, AnswerFormatError, as_int_array, as_list
+from npgym.answer import INT_LIMIT, AnswerFormatError, IntRows, as_int_array, as_list
 from npgym.heuristics import meeting_scheduling as solvers
 from npgym.results import Reference, Verdict
 from npgym.task import Task
@@ -60,6 +60,15 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
             if value.size and int(np.abs(value).max()) >= INT_LIMIT:
                 raise AnswerFormatError("integer out of range in the schedule")
             return np.ascontiguousarray(value, dtype=np.int64)
+        if isinstance(value, IntRows):  # the parser's list of lists: check the row lengths at once
+            lengths = value.lengths()
+            wrong = np.flatnonzero(lengths != 3)
+            if wrong.size:
+                index = int(wrong[0])
+                raise AnswerFormatError(
+                    f"schedule entry {index} has {lengths[index]} values; each entry must be {ENTRY}"
+                )
+            return value.values.reshape(-1, 3)
         rows = as_list(value, "schedule")
         flat: list[Any] = []
         for index, row in enumerate(rows):
