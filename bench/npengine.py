@@ -89,8 +89,7 @@ def question(task_name: str, instance: Any) -> Any:
     if task_name == "TSP":
         n = instance.n
         return {
-            str(i): {str(j): instance.distances[i][j] for j in range(n) if j != i}
-            for i in range(n)
+            str(i): {str(j): instance.distances[i][j] for j in range(n) if j != i} for i in range(n)
         }
     if task_name in ("MaxClique", "MaxIndependentSet", "HamiltonianCycle"):
         lists = _neighbour_sets(instance)

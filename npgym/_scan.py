@@ -152,7 +152,7 @@ def scan(data: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
 @njit
 def within(values: np.ndarray, limit: int) -> bool:
     """Whether every value lies strictly between ``-limit`` and ``limit``."""
-    for value in values:
+    for value in values:  # noqa: SIM110 (a loop is what numba compiles)
         if value >= limit or value <= -limit:
             return False
     return True

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from itertools import pairwise
 from types import ModuleType
 from typing import Any, TypeAlias
 
@@ -230,7 +231,7 @@ class IntRows:
         """The rows as Python lists of ints, as :func:`parse_value` returns them."""
         flat = self.values.tolist()
         bounds = self.offsets.tolist()
-        return [flat[start:stop] for start, stop in zip(bounds, bounds[1:], strict=False)]
+        return [flat[start:stop] for start, stop in pairwise(bounds)]
 
 
 def to_python(value: Value | np.ndarray | IntRows) -> Value:

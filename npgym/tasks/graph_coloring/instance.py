@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+import numpy as np
 from pydantic import model_validator
 
 from npgym.graphs import GraphInstance
@@ -31,9 +32,15 @@ class GraphColoringInstance(GraphInstance):
             return self
         if len(planted) != self.n:
             raise ValueError(f"planted_colouring has {len(planted)} entries, expected {self.n}")
-        for u, v in self.edges:
-            if planted[u] == planted[v]:
-                raise ValueError(
-                    f"planted_colouring gives adjacent vertices {u} and {v} the same colour"
-                )
+        try:
+            colours = np.fromiter(planted, dtype=np.int64, count=len(planted))
+        except OverflowError:  # a colour beyond int64: compare as Python ints
+            colours = np.array(planted, dtype=object)
+        pairs = self.edge_array
+        clashes = np.flatnonzero(colours[pairs[:, 0]] == colours[pairs[:, 1]])
+        if clashes.size:
+            u, v = pairs[clashes[0]].tolist()
+            raise ValueError(
+                f"planted_colouring gives adjacent vertices {u} and {v} the same colour"
+            )
         return self

@@ -64,9 +64,9 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
             lengths = value.lengths()
             wrong = np.flatnonzero(lengths != 3)
             if wrong.size:
-                index = int(wrong[0])
+                index, length = int(wrong[0]), int(lengths[wrong[0]])
                 raise AnswerFormatError(
-                    f"schedule entry {index} has {lengths[index]} values; each entry must be {ENTRY}"
+                    f"schedule entry {index} has {length} values; each entry must be {ENTRY}"
                 )
             return value.values.reshape(-1, 3)
         rows = as_list(value, "schedule")
