@@ -20,9 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
-from ortools.sat.python import cp_model
 
 from npgym.heuristics._numba import njit
 
@@ -35,6 +33,8 @@ def blocks(adjacency: np.ndarray) -> list[np.ndarray]:
 
     Ties are ordered by their smallest vertex, so the order does not depend on networkx internals.
     """
+    import networkx as nx  # loaded when a reference is computed, not at import
+
     graph = nx.Graph()
     graph.add_nodes_from(range(adjacency.shape[0]))
     first, second = np.nonzero(np.triu(adjacency))
@@ -198,6 +198,8 @@ def exact_cycle(
     ``incumbent`` (a cycle, e.g. from :func:`heuristic_cycle`) is kept unless a longer cycle
     exists; blocks no larger than the incumbent are never searched.
     """
+    from ortools.sat.python import cp_model  # OR-Tools (and pandas) load when a proof needs them
+
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     best = np.empty(0, np.int64) if incumbent is None else np.asarray(incumbent, dtype=np.int64)
     deadline = time.monotonic() + time_limit
@@ -218,6 +220,8 @@ def _solve_block(
     adjacency: np.ndarray, block: np.ndarray, at_least: int, deadline: float
 ) -> tuple[int, np.ndarray, int]:
     """Longest cycle of at least ``at_least`` vertices inside ``block``: (status, cycle, bound)."""
+    from ortools.sat.python import cp_model
+
     model = cp_model.CpModel()
     size = block.size
     skip = [model.new_bool_var(f"skip{v}") for v in range(size)]

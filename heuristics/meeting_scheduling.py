@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ortools.sat.python import cp_model
-
 Schedule = list[tuple[int, int, int]]
 
 
@@ -194,6 +192,8 @@ def cp_sat_schedule(
     finds nothing better in time. When it already meets :meth:`Problem.upper_bound` no model is
     built.
     """
+    from ortools.sat.python import cp_model  # OR-Tools (and pandas) load when a proof needs them
+
     sizes = problem.sizes
     incumbent = sorted(hint) if hint is not None else []
     incumbent_value = participations(problem, incumbent)

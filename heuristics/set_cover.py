@@ -17,8 +17,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_matrix
 
 
 def first_uncovered(membership: np.ndarray) -> int:
@@ -72,6 +70,9 @@ def exact_cover(
     exists, so the witness does not depend on the solver when the greedy cover is optimal.
     The subsets must cover the universe.
     """
+    from scipy.optimize import Bounds, LinearConstraint, milp  # loaded when an exact solve runs
+    from scipy.sparse import csr_matrix
+
     membership = np.asarray(membership, dtype=np.bool_)
     if incumbent is None:
         incumbent = greedy_cover(membership)

@@ -16,10 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_matrix
 
 from npgym.heuristics._numba import njit
 
@@ -230,6 +227,9 @@ class _SubtourModel:
     """Edge variables ``x_ij`` (i < j), degree-2 rows and a growing pool of subtour cuts."""
 
     def __init__(self, dist: np.ndarray) -> None:
+        from scipy.optimize import LinearConstraint  # scipy loads when an exact solve needs it
+        from scipy.sparse import csr_matrix
+
         self.n = n = dist.shape[0]
         self.tail, self.head = np.triu_indices(n, 1)
         self.costs = dist[self.tail, self.head].astype(np.float64)
@@ -259,6 +259,9 @@ class _SubtourModel:
 
     def solve(self, integral: bool, time_limit: float) -> tuple[np.ndarray | None, float, bool]:
         """Solve the relaxation; return (x, lower bound, solved to optimality)."""
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import csr_matrix
+
         constraints = [self.degree_rows]
         if self.cuts:
             rows, columns = [], []
@@ -289,6 +292,8 @@ class _SubtourModel:
 
     def components(self, chosen: np.ndarray) -> list[list[int]]:
         """Connected components of the graph formed by the chosen edge indices."""
+        import networkx as nx
+
         graph = nx.Graph()
         graph.add_nodes_from(range(self.n))
         graph.add_edges_from(
@@ -348,6 +353,8 @@ def branch_and_cut(
         if len(parts) > 1:
             added = [model.add_cut(part) for part in parts]
         else:
+            import networkx as nx
+
             graph = nx.Graph()
             for edge in support:
                 graph.add_edge(int(model.tail[edge]), int(model.head[edge]), weight=float(x[edge]))

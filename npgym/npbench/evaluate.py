@@ -275,8 +275,11 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def plot(report: dict[str, Any], path: str | Path) -> None:
-    """Bar chart of Success Rate and Average Ratio per task, and overall."""
-    import matplotlib
+    """Bar chart of Success Rate and Average Ratio per task, and overall (``npgym[plot]``)."""
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise ImportError("plotting needs matplotlib: pip install 'npgym[plot]'") from error
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
