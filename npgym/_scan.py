@@ -150,6 +150,16 @@ def scan(data: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
 
 
 @njit
+def first_row_not_of_length(offsets: np.ndarray, length: int) -> int:
+    """Index of the first row whose length (``offsets[r + 1] - offsets[r]``) is not ``length``,
+    or -1."""
+    for row in range(offsets.shape[0] - 1):
+        if offsets[row + 1] - offsets[row] != length:
+            return row
+    return -1
+
+
+@njit
 def within(values: np.ndarray, limit: int) -> bool:
     """Whether every value lies strictly between ``-limit`` and ``limit``."""
     for value in values:  # noqa: SIM110 (a loop is what numba compiles)

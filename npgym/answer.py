@@ -71,11 +71,14 @@ _MARKER_TAIL = re.compile(_MARKER_GAP)
 _MARKER_SPAN = len("answer") + 4 + 1
 """Longest marker: the word, four characters of emphasis or whitespace, the colon."""
 _FIRST_CHUNK = 512
+_PLAIN_MARKER = "Answer:"
 _BOXED = "\\boxed{"
 _LEADING_NOISE = WHITESPACE + "*_`$>#"
 _FENCE_TAG = re.compile(r"[A-Za-z0-9_+-]{0,20}[^\S\n]*\n")
 _TOKEN = re.compile(r"\s*(?:(-?[0-9]+)|([A-Za-z]+)|(\S))")
 _OPENERS = ("[", "(")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_WORD = re.compile(r"[A-Za-z]+")
 _CLOSER = {"[": "]", "(": ")"}
 
 
@@ -89,6 +92,14 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
         raise AnswerFormatError("completion is not text")
     if len(text) > MAX_SCAN_CHARS:
         text = text[-MAX_SCAN_CHARS:]
+    plain = text.rfind(_PLAIN_MARKER)
+    if plain >= 0:
+        # The usual case: "Answer:" with nothing after it that could start a later marker or a
+        # \boxed{} (no "answer" in any case, no "\boxed{"), so it is the last marker.
+        marker_end = plain + len(_PLAIN_MARKER)
+        tail = text[marker_end:]
+        if "answer" not in tail.lower() and _BOXED not in tail:
+            return _skip_noise(tail[: max_chars + 64])
     marker_end = _last_marker_end(text)
     boxed_start = text.rfind(_BOXED)
     if boxed_start >= 0 and boxed_start >= marker_end:
@@ -186,6 +197,8 @@ def parse_value_fast(
     """
     window = segment[:max_chars]
     first = window[:1]
+    if first in _LETTERS:  # a word (the reference's first token): "Impossible", or prose
+        return _WORD.match(window).group()  # type: ignore[union-attr]
     if first in _OPENERS or (first and first in WHITESPACE):
         scanner = _scan()
         outcome, values, offsets = scanner.scan(
@@ -219,9 +232,13 @@ class IntRows:
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
 
-    def lengths(self) -> np.ndarray:
-        """How many integers each row holds."""
-        return np.diff(self.offsets)
+    def first_row_not_of_length(self, length: int) -> int:
+        """Index of the first row that does not hold exactly ``length`` integers, or -1."""
+        return _scan().first_row_not_of_length(self.offsets, length)
+
+    def row_length(self, index: int) -> int:
+        """How many integers row ``index`` holds."""
+        return int(self.offsets[index + 1] - self.offsets[index])
 
     def row(self, index: int) -> np.ndarray:
         """Row ``index`` as an int64 array (a view)."""

@@ -57,7 +57,8 @@ def test_shapes_of_the_fast_path() -> None:
     assert flat.tolist() == [3, -1, 7]
     nested = parse_value_fast("[(0, 1, 540), [2,\u30003, 4],]")
     assert isinstance(nested, IntRows) and nested.tolist() == [[0, 1, 540], [2, 3, 4]]
-    assert nested.lengths().tolist() == [3, 3]
+    assert nested.first_row_not_of_length(3) == -1 and nested.first_row_not_of_length(2) == 0
+    assert nested.row_length(1) == 3
     assert parse_value_fast("Impossible") == "Impossible"  # not a list: the reference reads it
 
 

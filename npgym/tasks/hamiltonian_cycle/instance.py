@@ -34,6 +34,8 @@ class HamiltonianCycleInstance(GraphInstance):
 
     @model_validator(mode="after")
     def _has_a_cycle(self) -> HamiltonianCycleInstance:
+        # Runs after GraphInstance._edges_in_range (pydantic runs a parent's validators first),
+        # so every vertex is in 0..n-1 when the kernel indexes with it.
         if len(self.edges) + component_count(self.n, self.edge_array) <= self.n:
             raise ValueError("the graph has no cycle, so no answer could be feasible")
         return self

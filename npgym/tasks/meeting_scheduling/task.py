@@ -61,10 +61,9 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
                 raise AnswerFormatError("integer out of range in the schedule")
             return np.ascontiguousarray(value, dtype=np.int64)
         if isinstance(value, IntRows):  # the parser's list of lists: check the row lengths at once
-            lengths = value.lengths()
-            wrong = np.flatnonzero(lengths != 3)
-            if wrong.size:
-                index, length = int(wrong[0]), int(lengths[wrong[0]])
+            index = value.first_row_not_of_length(3)
+            if index >= 0:
+                length = value.row_length(index)
                 raise AnswerFormatError(
                     f"schedule entry {index} has {length} values; each entry must be {ENTRY}"
                 )
