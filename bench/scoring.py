@@ -26,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 import npgym
+from npgym import answer
 from npgym.answer import extract_answer, parse_value
 
 REASONING = "Let me work through the constraints one at a time and check each candidate. " * 30
@@ -48,29 +49,37 @@ def groups(task: npgym.Task, instance: npgym.Instance) -> tuple[list[str], list[
     return grpo, distinct
 
 
+def many_ratio(
+    task: npgym.Task, instance: npgym.Instance, reference: npgym.Reference, group: list[str]
+) -> float:
+    """Time per completion of ``score()`` in a loop divided by that of ``score_many``."""
+    loop = per_call_us(lambda: [task.score(instance, text, reference) for text in group], 50)
+    many = per_call_us(lambda: task.score_many(instance, group, reference), 50)
+    return loop / many
+
+
+def task_row(name: str, number: int) -> str:
+    task = npgym.get_task(name)
+    instance = task.generate(0, tier="benchmark")
+    reference = task.reference(instance, exact=False)
+    optimal = REASONING + task.format_answer(reference.solution)
+    assert task.score(instance, optimal, reference).feasible
+    score_us = per_call_us(lambda: task.score(instance, optimal, reference), number)
+    garbage_us = per_call_us(lambda: task.score(instance, GARBAGE, reference), number)
+    grpo, distinct = (many_ratio(task, instance, reference, g) for g in groups(task, instance))
+    text = instance.to_json()
+    json_us = per_call_us(lambda: task.from_json(text), max(number // 10, 10))
+    return (
+        f"{name:18s} {score_us:9.1f} {garbage_us:10.2f} {grpo:13.1f} {distinct:17.1f}"
+        f" {json_us:12.1f}"
+    )
+
+
 def task_table(number: int) -> None:
     header = f"{'task':18s} {'score us':>9s} {'garbage us':>10s} {'many x (GRPO)':>13s}"
     print(header + f" {'many x (distinct)':>17s} {'from_json us':>12s}")
     for name in npgym.list_tasks():
-        task = npgym.get_task(name)
-        instance = task.generate(0, tier="benchmark")
-        reference = task.reference(instance, exact=False)
-        optimal = REASONING + task.format_answer(reference.solution)
-        assert task.score(instance, optimal, reference).feasible
-        score_us = per_call_us(lambda: task.score(instance, optimal, reference), number)
-        garbage_us = per_call_us(lambda: task.score(instance, GARBAGE, reference), number)
-        ratios = []
-        for group in groups(task, instance):
-            loop = per_call_us(lambda: [task.score(instance, t, reference) for t in group], 20)
-            many = per_call_us(lambda: task.score_many(instance, group, reference), 20)
-            ratios.append(loop / many)
-        text = instance.to_json()
-        json_us = per_call_us(lambda: task.from_json(text), max(number // 10, 10))
-        print(
-            f"{name:18s} {score_us:9.1f} {garbage_us:10.2f} {ratios[0]:13.1f} {ratios[1]:17.1f}"
-            f" {json_us:12.1f}",
-            flush=True,
-        )
+        print(task_row(name, number), flush=True)
 
 
 def parse_throughput() -> None:
@@ -78,10 +87,19 @@ def parse_throughput() -> None:
     flat = "Answer: [" + ", ".join(map(str, rng.permutation(10_000).tolist())) + "]"
     rows = rng.integers(0, 1000, size=(4_000, 3)).tolist()
     nested = "Answer: [" + ", ".join(f"[{a}, {b}, {c}]" for a, b, c in rows) + "]"
+    fast = getattr(answer, "parse_value_fast", None)  # absent in trees before the scanner
+    parsers = [("parse_value", parse_value)] + ([("parse_value_fast", fast)] if fast else [])
     for label, text in (("flat list", flat), ("list of lists", nested)):
-        limit = len(text)
-        seconds = per_call_us(lambda: parse_value(extract_answer(text, limit), limit), 20) / 1e6
-        print(f"parse {label:14s} {len(text) / 1e3:6.1f} kB: {len(text) / seconds / 1e6:7.1f} MB/s")
+        for parser_name, parser in parsers:
+            rate = megabytes_per_second(parser, text)
+            print(f"{parser_name:16s} {label:14s} {len(text) / 1e3:5.1f} kB: {rate:6.1f} MB/s")
+
+
+def megabytes_per_second(parser: Callable[[str, int], object], text: str) -> float:
+    """Throughput of extracting and parsing ``text`` (the cap raised to its length)."""
+    limit = len(text)
+    seconds = per_call_us(lambda: parser(extract_answer(text, limit), limit), 20) / 1e6
+    return len(text) / seconds / 1e6
 
 
 def long_completions() -> None:

@@ -53,8 +53,15 @@ def _whitespace_length(data: np.ndarray, position: int) -> int:
 
 @njit
 def _skip_whitespace(data: np.ndarray, position: int) -> int:
+    """The first position at or after ``position`` that is not whitespace."""
     size = data.shape[0]
     while position < size:
+        byte = data[position]
+        if byte == 32 or 9 <= byte <= 13 or 28 <= byte <= 31:  # ASCII: no call
+            position += 1
+            continue
+        if byte < 0x80:
+            return position
         step = _whitespace_length(data, position)
         if step == 0:
             return position
@@ -100,7 +107,19 @@ def scan(data: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     position += 1
     expect_item = True  # after an opener or a comma: an item or (a trailing comma allowed) a closer
     while True:
-        position = _skip_whitespace(data, position)
+        # Skip whitespace inline (a call per separator costs more than the rest of the loop);
+        # only a non-ASCII byte goes to the helper, which knows the multi-byte separators.
+        while position < size:
+            byte = data[position]
+            if byte == 32 or 9 <= byte <= 13 or 28 <= byte <= 31:
+                position += 1
+            elif byte >= 0x80:
+                step = _whitespace_length(data, position)
+                if step == 0:
+                    break
+                position += step
+            else:
+                break
         if position >= size:
             return GAVE_UP, empty, empty
         byte = data[position]
@@ -120,11 +139,11 @@ def scan(data: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
             position += 1
             expect_item = True
             continue
-        if depth == 1 and _closer(byte) >= 0:
+        if depth == 1 and (byte == 91 or byte == 40):  # [ or (
             if shape == FLAT:
                 return GAVE_UP, empty, empty
             shape = NESTED
-            inner = _closer(byte)
+            inner = 93 if byte == 91 else 41
             depth = 2
             position += 1
             continue
