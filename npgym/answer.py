@@ -164,6 +164,8 @@ def _boxed_content(text: str, start: int, max_chars: int) -> str:
 
 def _skip_noise(segment: str) -> str:
     """Drop leading whitespace, emphasis, quote marks, math delimiters and code-fence tags."""
+    if segment[1:2] in _OPENERS and segment[:1] == " ":  # the usual "Answer: [...": one space
+        return segment[1:]
     start = 0
     while True:
         while start < len(segment) and segment[start] in _LEADING_NOISE:
