@@ -190,3 +190,16 @@ def test_a_10mb_completion_scores_within_a_second(filler: str) -> None:
     started = time.perf_counter()
     task.score(instance, text, reference)
     assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize("task_name", npgym.list_tasks())
+def test_score_many_equals_score_in_a_loop(task_name: str) -> None:
+    """Sharing work between completions with the same answer changes no score."""
+    task, instance, reference = _instance(task_name)
+    rng = np.random.default_rng(1)
+    answers = [task.format_answer(reference.solution), "Answer: I am not sure.", "no marker"]
+    answers += [task.format_answer(task.random_solution(instance, rng)) for _ in range(3)]
+    group: list[object] = [f"Reasoning {i}. " + answers[i % len(answers)] for i in range(24)]
+    group += [answers[0].encode(), None, "\\boxed{[0, 1", answers[0] + " answer: [0]"]
+    many = task.score_many(instance, group, reference)  # type: ignore[arg-type]
+    assert many == [task.score(instance, text, reference) for text in group]  # type: ignore[arg-type]
