@@ -26,12 +26,12 @@ MAX_DIGITS = 18  # npgym.answer.MAX_DIGITS; repeated here so this module imports
 
 
 @njit
-def _whitespace_length(data: np.ndarray, position: int) -> int:
+def _whitespace_length(data: bytes, position: int) -> int:
     """Length in bytes of the whitespace character at ``position`` (0 when it is not one)."""
     byte = data[position]
     if byte == 32 or 9 <= byte <= 13 or 28 <= byte <= 31:
         return 1
-    size = data.shape[0]
+    size = len(data)
     if byte == 0xC2 and position + 1 < size:  # U+0085, U+00A0
         second = data[position + 1]
         return 2 if second == 0x85 or second == 0xA0 else 0
@@ -52,9 +52,9 @@ def _whitespace_length(data: np.ndarray, position: int) -> int:
 
 
 @njit
-def _skip_whitespace(data: np.ndarray, position: int) -> int:
+def _skip_whitespace(data: bytes, position: int) -> int:
     """The first position at or after ``position`` that is not whitespace."""
-    size = data.shape[0]
+    size = len(data)
     while position < size:
         byte = data[position]
         if byte == 32 or 9 <= byte <= 13 or 28 <= byte <= 31:  # ASCII: no call
@@ -80,15 +80,16 @@ def _closer(byte: int) -> int:
 
 
 @njit
-def scan(data: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-    """Read the first value of ``data`` (UTF-8 bytes): ``(outcome, values, row_offsets)``.
+def scan(data: bytes) -> tuple[int, np.ndarray, np.ndarray]:
+    """Read the first value of ``data`` (UTF-8 bytes, or a uint8 array):
+    ``(outcome, values, row_offsets)``.
 
     ``FLAT``: ``values`` are the list's integers. ``NESTED``: row ``r`` of the list of lists is
     ``values[row_offsets[r]:row_offsets[r + 1]]``. ``GAVE_UP``: the caller must use the reference
     tokenizer. A trailing comma is accepted in every list, as the reference does; whatever follows
     the value's closing bracket is ignored.
     """
-    size = data.shape[0]
+    size = len(data)
     values = np.empty(size // 2 + 1, np.int64)
     offsets = np.empty(size // 2 + 2, np.int64)
     empty = values[:0]

@@ -203,9 +203,7 @@ def parse_value_fast(
         return _WORD.match(window).group()  # type: ignore[union-attr]
     if first in _OPENERS or (first and first in WHITESPACE):
         scanner = _scan()
-        outcome, values, offsets = scanner.scan(
-            np.frombuffer(window.encode("utf-8", "surrogatepass"), np.uint8)
-        )
+        outcome, values, offsets = scanner.scan(window.encode("utf-8", "surrogatepass"))
         if outcome == scanner.FLAT:
             return values
         if outcome == scanner.NESTED:
@@ -375,14 +373,15 @@ def as_int_array(value: Any, what: str) -> np.ndarray:
     Accepts a list or tuple of ints (numpy integers too) or an integer numpy array; rejects bools,
     floats, strings, nested lists and integers of :data:`INT_LIMIT` or more in magnitude.
     """
-    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
-        if value.dtype == np.int64:
-            in_range = _scan().within(value, INT_LIMIT)  # one pass, no temporaries
-        else:
-            in_range = not value.size or int(np.abs(value).max()) < INT_LIMIT
-        if not in_range:
-            raise AnswerFormatError(f"integer out of range in the {what}")
-        return value.astype(np.int64, copy=False)
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        if value.dtype == np.int64:  # what the parser makes: one pass, no temporaries
+            if not _scan().within(value, INT_LIMIT):
+                raise AnswerFormatError(f"integer out of range in the {what}")
+            return value
+        if value.dtype.kind in "iu":
+            if value.size and int(np.abs(value).max()) >= INT_LIMIT:
+                raise AnswerFormatError(f"integer out of range in the {what}")
+            return value.astype(np.int64)
     items = as_list(value, what)
     if not all(type(item) is int for item in items):  # parsed answers hold plain ints
         for item in items:
