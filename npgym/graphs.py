@@ -13,6 +13,7 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from npgym.heuristics._numba import njit
 from npgym.instance import Instance, Int
 
 MAX_VERTICES = 5000
@@ -37,9 +38,9 @@ class GraphInstance(Instance):
         pairs = validated_rows(self.edges, 2)
         if pairs is None:
             return _edges_in_range_python(self)
-        outside = np.flatnonzero((pairs[:, 0] < 0) | (pairs[:, 1] >= self.n))
-        if outside.size:
-            u, v = pairs[outside[0]].tolist()
+        outside = first_outside(pairs, self.n)
+        if outside >= 0:
+            u, v = pairs[outside].tolist()
             raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{self.n - 1}")
         self.cached("edge_array", lambda: pairs)
         return self
@@ -106,19 +107,21 @@ def canonical_edge_rows(
     rows = int64_rows(edges, width)
     if rows is None:
         return None
-    first, second = rows[:, 0], rows[:, 1]
-    low, high = np.minimum(first, second), np.maximum(first, second)
-    already = bool((first < second).all()) and _strictly_increasing(low, high)
-    if not already:
+    already = _is_canonical(rows)  # one kernel call for the usual case (sorted, u < v, no repeat)
+    if already:
+        low = high = rows[:0, 0]
+        problem = -1
+    else:
+        first, second = rows[:, 0], rows[:, 1]
+        low, high = np.minimum(first, second), np.maximum(first, second)
         order = np.lexsort((rows[:, 2], high, low) if width == 3 else (high, low))
         low, high = low[order], high[order]
         rows = np.column_stack((low, high, rows[order, 2]) if width == 3 else (low, high))
-    problem = first_problem(low, high)
+        problem = first_problem(low, high)
     if max_weight:
-        weights = rows[:, 2]
-        heavy = np.flatnonzero((weights < 1) | (weights > max_weight))
-        if heavy.size and (problem < 0 or heavy[0] < problem):
-            u, v, w = rows[heavy[0]].tolist()
+        heavy = _first_weight_outside(rows, max_weight)
+        if heavy >= 0 and (problem < 0 or heavy < problem):
+            u, v, w = rows[heavy].tolist()
             raise ValueError(f"edge ({u}, {v}) has weight {w}; weights must lie in 1..{max_weight}")
     if problem >= 0:
         u, v = int(low[problem]), int(high[problem])
@@ -143,9 +146,36 @@ def validated_rows(edges: tuple[tuple[int, ...], ...], width: int) -> np.ndarray
     return rows
 
 
-def _strictly_increasing(low: np.ndarray, high: np.ndarray) -> bool:
-    """Whether the pairs ``(low, high)`` are in strictly increasing lexicographic order."""
-    return bool(((low[1:] > low[:-1]) | ((low[1:] == low[:-1]) & (high[1:] > high[:-1]))).all())
+@njit
+def _is_canonical(rows: np.ndarray) -> bool:
+    """Whether every edge row has ``u < v`` and the ``(u, v)`` pairs strictly increase."""
+    for index in range(rows.shape[0]):
+        u, v = rows[index, 0], rows[index, 1]
+        if u >= v:
+            return False
+        if index:
+            before_u, before_v = rows[index - 1, 0], rows[index - 1, 1]
+            if u < before_u or (u == before_u and v <= before_v):
+                return False
+    return True
+
+
+@njit
+def _first_weight_outside(rows: np.ndarray, max_weight: int) -> int:
+    """Index of the first row whose weight (column 2) lies outside ``1..max_weight``, or -1."""
+    for index in range(rows.shape[0]):
+        if rows[index, 2] < 1 or rows[index, 2] > max_weight:
+            return index
+    return -1
+
+
+@njit
+def first_outside(rows: np.ndarray, n: int) -> int:
+    """Index of the first edge row with a vertex outside ``0..n-1`` (``u < v`` rows), or -1."""
+    for index in range(rows.shape[0]):
+        if rows[index, 0] < 0 or rows[index, 1] >= n:
+            return index
+    return -1
 
 
 def first_problem(low: np.ndarray, high: np.ndarray) -> int:

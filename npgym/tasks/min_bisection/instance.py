@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from npgym.graphs import canonical_edge_rows, validated_rows
+from npgym.graphs import canonical_edge_rows, first_outside, validated_rows
 from npgym.instance import Instance, Int
 
 MAX_VERTICES = 1000
@@ -40,9 +40,9 @@ class MinBisectionInstance(Instance):
         rows = validated_rows(self.edges, 3)
         if rows is None:
             return _edges_in_range_python(self)
-        outside = np.flatnonzero((rows[:, 0] < 0) | (rows[:, 1] >= self.n))
-        if outside.size:
-            u, v, _ = rows[outside[0]].tolist()
+        outside = first_outside(rows, self.n)
+        if outside >= 0:
+            u, v, _ = rows[outside].tolist()
             raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{self.n - 1}")
         self.cached("edge_array", lambda: rows)
         return self
