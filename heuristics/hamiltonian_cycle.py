@@ -18,9 +18,7 @@ Cycles are int64 arrays of distinct vertices without the closing vertex.
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
-from ortools.sat.python import cp_model
 
 from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline
 from npgym.heuristics.jit import njit
@@ -35,6 +33,8 @@ def blocks(adjacency: np.ndarray) -> list[np.ndarray]:
 
     Ties are ordered by their smallest vertex, so the order does not depend on networkx internals.
     """
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(range(adjacency.shape[0]))
     first, second = np.nonzero(np.triu(adjacency))
@@ -195,6 +195,8 @@ def exact_cycle(
     exists; blocks no larger than the incumbent are never searched. ``deadline`` is the
     wall-clock safety net. ``work`` counts CP-SAT deterministic milliseconds.
     """
+    from ortools.sat.python import cp_model
+
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     best = np.empty(0, np.int64) if incumbent is None else np.asarray(incumbent, dtype=np.int64)
     deadline = deadline or Deadline.for_effort(effort)
@@ -226,6 +228,8 @@ def _solve_block(
 ) -> tuple[int, np.ndarray, int, float]:
     """Longest cycle of at least ``at_least`` vertices inside ``block``:
     (status, cycle, bound, deterministic seconds used)."""
+    from ortools.sat.python import cp_model
+
     model = cp_model.CpModel()
     size = block.size
     skip = [model.new_bool_var(f"skip{v}") for v in range(size)]

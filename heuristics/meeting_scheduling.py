@@ -25,9 +25,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from ortools.sat.python import cp_model
-from scipy.optimize import linprog
-from scipy.sparse import csr_matrix
 
 from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, work_units
 from npgym.heuristics.result import SolverResult
@@ -209,6 +206,9 @@ def lp_bound(problem: Problem, deadline: Deadline | None = None) -> int:
     each attendee and grid instant, at most one of their meetings running; for each meeting size
     s and grid instant, at most as many meetings of size s or more running as rooms seat s.
     """
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+
     weak = problem.upper_bound()
     columns = [
         (meeting, start)
@@ -277,6 +277,8 @@ def cp_sat_schedule(
     the LP's.
     ``deadline`` is the wall-clock safety net. ``work`` counts deterministic milliseconds.
     """
+    from ortools.sat.python import cp_model
+
     sizes = problem.sizes
     deadline = deadline or Deadline.for_effort(effort)
     incumbent = sorted(hint) if hint is not None else []

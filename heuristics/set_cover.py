@@ -19,8 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
-from scipy.sparse import csr_matrix
 
 from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, work_units
 from npgym.heuristics.result import SolverResult
@@ -67,6 +65,9 @@ def size_bound(membership: np.ndarray) -> int:
 def lp_bound(membership: np.ndarray, deadline: Deadline | None = None) -> int:
     """The LP relaxation ``min sum x_j, x in [0, 1]`` rounded up (0 if it cannot be solved in
     time): a lower bound on the cover size, at least as strong as :func:`size_bound`."""
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+
     membership = np.asarray(membership, dtype=np.bool_)
     count = membership.shape[0]
     if count == 0:
@@ -96,6 +97,9 @@ def exact_cover(
     exists, so the witness does not depend on the solver when the greedy cover is optimal.
     The subsets must cover the universe. ``work`` is the node limit given to HiGHS.
     """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_matrix
+
     membership = np.asarray(membership, dtype=np.bool_)
     deadline = deadline or Deadline.for_effort(effort)
     if incumbent is None:

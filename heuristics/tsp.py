@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import math
 
-import networkx as nx
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_matrix
 
 from npgym.heuristics.budget import Deadline, work_units
 from npgym.heuristics.jit import njit
@@ -347,6 +344,9 @@ class _SubtourModel:
     """Edge variables ``x_ij`` (i < j), degree-2 rows and a growing pool of subtour cuts."""
 
     def __init__(self, dist: np.ndarray) -> None:
+        from scipy.optimize import LinearConstraint
+        from scipy.sparse import csr_matrix
+
         self.n = n = dist.shape[0]
         self.tail, self.head = np.triu_indices(n, 1)
         self.costs = dist[self.tail, self.head].astype(np.float64)
@@ -379,6 +379,9 @@ class _SubtourModel:
     ) -> tuple[np.ndarray | None, float, bool, int]:
         """Solve the relaxation; return (x, lower bound (-inf if none), solved to optimality,
         branch-and-bound nodes used (1 for an LP))."""
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import csr_matrix
+
         constraints = [self.degree_rows]
         if self.cuts:
             rows, columns = [], []
@@ -412,6 +415,8 @@ class _SubtourModel:
 
     def components(self, chosen: np.ndarray) -> list[list[int]]:
         """Connected components of the graph formed by the chosen edge indices."""
+        import networkx as nx
+
         graph = nx.Graph()
         graph.add_nodes_from(range(self.n))
         graph.add_edges_from(
@@ -458,6 +463,8 @@ def branch_and_cut(
     of the budget pays for); ``deadline`` is the wall-clock safety net. ``work`` counts LP
     columns.
     """
+    import networkx as nx
+
     dist = np.ascontiguousarray(dist, dtype=np.int64)
     n = dist.shape[0]
     deadline = deadline or Deadline.for_effort(effort)

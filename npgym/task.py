@@ -20,8 +20,7 @@ from pydantic import BaseModel
 from npgym.answer import (
     AnswerFormatError,
     extract_answer,
-    parse_answer,
-    parse_value,
+    parse_value_fast,
     render_value,
 )
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
@@ -175,7 +174,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
     def parse(self, completion: str) -> Any:
         """The solution in a model's completion; raises :class:`AnswerFormatError`."""
-        return self.to_solution(parse_answer(completion))
+        return self.to_solution(parse_value_fast(extract_answer(completion)))
 
     def verify(self, instance: InstanceT, solution: Any) -> Verdict:
         """Verdict on an already-parsed solution (a list, nested lists, an array...)."""
@@ -291,7 +290,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
             try:
                 segment = extract_answer(completion)
                 step = "tokenise"
-                value = parse_value(segment)
+                value = parse_value_fast(segment)
                 step = "shape"
                 solution = self.to_solution(value)
             except AnswerFormatError as error:
@@ -314,11 +313,28 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         reference: Reference | Objective | None = None,
         reward: RewardSpec = None,
     ) -> list[Score]:
-        """Score a group of completions of one instance (the GRPO case); never raises."""
+        """Score a group of completions of one instance (the GRPO case); never raises.
+
+        A score depends on a completion only through its answer text (what follows the last
+        marker), so completions that differ in their reasoning but end in the same answer are
+        parsed, verified and rewarded once: each answer text is scored by :meth:`score` the first
+        time it appears, and later completions with that answer share the (immutable) result.
+        Completions that fail extraction share a result per reason.
+        """
         if reference is None:
             reference = self.reference(instance)
         weights = resolve_reward(reward)
-        return [self.score(instance, text, reference, weights) for text in completions]
+        scores: list[Score] = []
+        by_answer: dict[str, Score] = {}
+        for text in completions:
+            key = _answer_key(text)
+            score = by_answer.get(key) if key is not None else None
+            if score is None:
+                score = self.score(instance, text, reference, weights)
+                if key is not None:
+                    by_answer[key] = score
+            scores.append(score)
+        return scores
 
     def feedback(self, score: Score) -> str:
         """One line a model can act on: why the answer failed, or how good it was."""
@@ -330,6 +346,21 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
             return f"Feasible and optimal: {self.objective_name} {score.objective}."
         better = "lower" if self.sense == "min" else "higher"
         return f"Feasible, {self.objective_name} {score.objective}; the best known is {better}."
+
+
+def _answer_key(completion: object) -> str | None:
+    """What :meth:`Task.score` reads of a completion: ``"answer:"`` and the answer text, or
+    ``"error:"`` and why there is none; None for non-text input, which is scored on its own."""
+    if type(completion) is bytes:
+        completion = completion.decode("utf-8", errors="replace")
+    if type(completion) is not str:
+        return None
+    try:
+        return "answer:" + extract_answer(completion)
+    except AnswerFormatError as error:
+        return "error:" + str(error)
+    except Exception:  # a bug: score() meets it again, and its guard reports it
+        return None
 
 
 def _reward(

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from npgym.answer import INT_LIMIT, AnswerFormatError, as_int_array, as_list
+from npgym.answer import INT_LIMIT, AnswerFormatError, IntRows, as_int_array, as_list
 from npgym.heuristics import meeting_scheduling as solvers
 from npgym.results import Reference, Verdict
 from npgym.task import Task
@@ -65,6 +65,14 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
             if value.size and int(np.abs(value).max()) >= INT_LIMIT:
                 raise AnswerFormatError("integer out of range in the schedule")
             return np.ascontiguousarray(value, dtype=np.int64)
+        if isinstance(value, IntRows):  # the parser's list of lists: check the row lengths at once
+            index = value.first_row_not_of_length(3)
+            if index >= 0:
+                length = value.row_length(index)
+                raise AnswerFormatError(
+                    f"schedule entry {index} has {length} values; each entry must be {ENTRY}"
+                )
+            return value.values.reshape(-1, 3)
         rows = as_list(value, "schedule")
         flat: list[Any] = []
         for index, row in enumerate(rows):

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from npgym.answer import AnswerFormatError, as_int_array, as_list
+from npgym.answer import AnswerFormatError, IntRows, as_int_array, as_list
 from npgym.heuristics import min_bisection as solvers
 from npgym.results import Reference, Verdict
 from npgym.task import Task
@@ -45,6 +45,8 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
         return prompt.render(instance)
 
     def to_solution(self, value: Any) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(value, IntRows) and len(value) == 2:  # the parser's list of two lists
+            return value.row(0), value.row(1)
         items = as_list(value, "answer [[part A], [part B]]")
         if len(items) != 2:
             raise AnswerFormatError(
