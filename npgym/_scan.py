@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 
 GAVE_UP, FLAT, NESTED = 0, 1, 2
 """Scanner outcomes: not a shape it reads (ask the reference), a list of ints, a list of lists."""

@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 from npgym.instance import Instance, Int
 
 MAX_VERTICES = 5000

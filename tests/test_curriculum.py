@@ -65,7 +65,7 @@ def test_instances_never_repeat_and_never_come_from_np_bench() -> None:
 
 
 def test_an_exhausted_frontier_fails_loudly() -> None:
-    curriculum = AdaptiveCurriculum(["MaxClique"], start=0.0)
+    curriculum = AdaptiveCurriculum(["SubsetSum"], start=0.0)
 
     def exhaust() -> None:
         for _ in range(5000):

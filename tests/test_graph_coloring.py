@@ -310,3 +310,19 @@ def test_bad_configs_are_rejected() -> None:
         GraphColoringConfig(n_min=5, n_max=6, colours_min=4, colours_max=3, density=0.3)
     with pytest.raises(ValueError, match="density"):
         TASK.config("easy", overrides={"density": 1.5})
+
+
+@given(
+    n=st.integers(1, 12),
+    pairs=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=30),
+)
+def test_generator_bipartite_check_agrees_with_networkx(n: int, pairs: list) -> None:
+    import networkx as nx
+
+    from npgym.tasks.graph_coloring.generator import _bipartite
+
+    edges = sorted({(min(u, v), max(u, v)) for u, v in pairs if u != v and max(u, v) < n})
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(edges)
+    assert _bipartite(n, edges) == nx.is_bipartite(graph)

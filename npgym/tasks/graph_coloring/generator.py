@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import networkx as nx
 import numpy as np
 from pydantic import Field
 
@@ -91,8 +90,23 @@ def _edges_between_classes(
 
 
 def _bipartite(n: int, edges: list[tuple[int, int]]) -> bool:
-    """Whether the graph has no odd cycle (two colours suffice)."""
-    graph = nx.Graph()
-    graph.add_nodes_from(range(n))
-    graph.add_edges_from(edges)
-    return bool(nx.is_bipartite(graph))
+    """Whether the graph has no odd cycle (two colours suffice): a breadth-first 2-colouring
+    (networkx would do it too, but would load its whole package into every generator call)."""
+    neighbours: list[list[int]] = [[] for _ in range(n)]
+    for u, v in edges:
+        neighbours[u].append(v)
+        neighbours[v].append(u)
+    side = [-1] * n
+    for root in range(n):
+        if side[root] >= 0:
+            continue
+        side[root] = 0
+        queue = [root]
+        for vertex in queue:
+            for other in neighbours[vertex]:
+                if side[other] < 0:
+                    side[other] = 1 - side[vertex]
+                    queue.append(other)
+                elif side[other] == side[vertex]:
+                    return False
+    return True

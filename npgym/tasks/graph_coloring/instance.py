@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import model_validator
 
 from npgym.graphs import GraphInstance
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 from npgym.instance import Int
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import StrictBool, model_validator
 
 from npgym.graphs import GraphInstance
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 from npgym.instance import Int
 
 Structure = Literal["hamiltonian", "cut_vertex", "independent_set"]
