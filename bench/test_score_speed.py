@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import npgym
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 from npgym.tasks.tsp.verifier import check_tour
 
 REASONING = "Let me work through the constraints one at a time and check each candidate. " * 30

@@ -9,23 +9,28 @@ A maximum independent set of a graph is a maximum clique of its complement
 - :func:`colour_bound`: greedy sequential colouring in smallest-last order; no clique is larger
   than the number of colours.
 - :func:`exact_clique`: branch and bound with greedy colouring bounds (MCQ, Tomita and Seki
-  2003): the search state lives in arrays, so it runs in chunks of nodes and checks the clock in
-  between; its result never depends on the chunking, only on whether the time limit is hit.
+  2003) within a work budget: the search state lives in arrays, so it runs in chunks of nodes and
+  looks at the wall-clock safety net in between; its result never depends on the chunking.
 
 Cliques are returned as sorted int64 arrays of vertex ids.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.budget import Deadline, work_units
+from npgym.heuristics.jit import njit
+from npgym.heuristics.result import SolverResult
 
-CHUNK_NODES = 20_000
-"""Branch-and-bound nodes between two looks at the clock."""
+CHUNK_WORK = 20_000_000
+"""Branch-and-bound work units between two looks at the wall-clock safety net."""
+WORK_PER_SECOND = 100_000_000
+"""Branch-and-bound work units per nominal second of effort: each node costs the candidates it
+scans plus candidates times colours for their greedy colouring (a node near the root of a large
+graph costs millions, one near a leaf a handful)."""
+HEURISTIC_WORK_PER_SECOND = 100_000_000
+"""Heuristic work units (adjacency-matrix cells scanned) per nominal second of effort."""
 
 
 def complement(adjacency: np.ndarray) -> np.ndarray:
@@ -92,12 +97,14 @@ def _toggle(adj: np.ndarray, member: np.ndarray, missing: np.ndarray, v: int, ad
 
 
 @njit
-def local_search(adj: np.ndarray, member: np.ndarray) -> None:
-    """Improve the clique mask ``member`` in place by additions and (1,2)-swaps.
+def local_search(adj: np.ndarray, member: np.ndarray, max_rounds: int) -> int:
+    """Improve the clique mask ``member`` in place by additions and (1,2)-swaps; return the rounds
+    used (at most ``max_rounds``, each a scan of the matrix).
 
     An outside vertex with no missing edge to the clique is added; a clique vertex v whose
     removal frees two adjacent outside vertices (each missing an edge to v only) is swapped for
-    them. Every move grows the clique by one, so the search ends at a local optimum.
+    them. Every move grows the clique by one, so the search ends at a local optimum unless it
+    runs out of rounds first.
     """
     n = adj.shape[0]
     missing = np.zeros(n, np.int64)  # clique members not adjacent to u
@@ -106,7 +113,9 @@ def local_search(adj: np.ndarray, member: np.ndarray) -> None:
             if member[v] and v != u and not adj[u, v]:
                 missing[u] += 1
     freed = np.empty(n, np.int64)
-    while True:
+    rounds = 0
+    while rounds < max_rounds:
+        rounds += 1
         for u in range(n):
             if not member[u] and missing[u] == 0:
                 _toggle(adj, member, missing, u, True)
@@ -132,22 +141,32 @@ def local_search(adj: np.ndarray, member: np.ndarray) -> None:
             if swapped:
                 break
         if not swapped:
-            return
+            break
+    return rounds
 
 
-def heuristic_clique(adjacency: np.ndarray, max_starts: int = 64) -> np.ndarray:
+def heuristic_clique(
+    adjacency: np.ndarray, max_starts: int = 64, effort: float = 60.0
+) -> np.ndarray:
     """Best clique over greedy starts from the ``max_starts`` highest-degree vertices (lowest id
     first on ties), each after :func:`local_search`. Deterministic: ties keep the earliest start.
+
+    ``effort`` (nominal seconds) caps the work in matrix scans of n * n cells: a start costs two
+    scans plus one per local-search round, and no start begins once the budget is spent (the
+    first always runs), so large graphs get fewer starts and shorter searches, never a timeout.
     """
     adj = _as_matrix(adjacency)
     n = adj.shape[0]
     if n == 0:
         return np.empty(0, np.int64)
+    scans = work_units(effort, HEURISTIC_WORK_PER_SECOND) // (n * n)
     starts = np.argsort(-adj.sum(axis=1), kind="stable")[:max_starts]
     best = np.empty(0, np.int64)
-    for start in starts:
+    for index, start in enumerate(starts):
+        if index and scans < 3:
+            break
         member = _greedy_clique(adj, int(start))
-        local_search(adj, member)
+        scans -= 2 + local_search(adj, member, max(scans - 2, 1))
         if member.sum() > best.size:
             best = np.flatnonzero(member).astype(np.int64)
     return best
@@ -258,16 +277,17 @@ def _branch(
     path: np.ndarray,
     best: np.ndarray,
     counters: np.ndarray,
-    budget: int,
+    work_limit: int,
 ) -> bool:
-    """Run the MCQ search for at most ``budget`` nodes from the state in the arrays; True when
-    the search space is exhausted (``best`` is then a maximum clique).
+    """Run the MCQ search from the state in the arrays until the work counter reaches
+    ``work_limit``; True when the search space is exhausted (``best`` is then a maximum clique).
 
     Level d holds the candidates after choosing ``path[:d]``, colour-sorted, at
     ``level_*[level_start[d] : level_start[d] + level_size[d]]``; they are tried from the last
     (highest colour) to the first, ``level_next[d]`` being the next to try. A candidate with
     colour c cannot lead to a clique larger than d + c, which prunes it and all before it.
-    ``counters`` holds the depth, the best size and the nodes explored so far.
+    ``counters`` holds the depth, the best size, the nodes explored and the work done so far
+    (both cumulative, so the result does not depend on how the search is cut into calls).
     """
     n = adj.shape[0]
     depth, best_size = counters[0], counters[1]
@@ -275,9 +295,9 @@ def _branch(
     head = np.empty(n, np.int64)
     tail = np.empty(n, np.int64)
     following = np.empty(n, np.int64)
-    nodes = 0
+    nodes, work = 0, counters[3]
     exhausted = False
-    while nodes < budget:
+    while work < work_limit:
         base = level_start[depth]
         index = level_next[depth]
         if index < 0 or depth + level_colours[base + index] <= best_size:
@@ -291,6 +311,7 @@ def _branch(
         level_next[depth] = index - 1
         path[depth] = vertex
         nodes += 1
+        work += index + 1
         count = 0
         for j in range(index):
             other = level_vertices[base + j]
@@ -303,44 +324,44 @@ def _branch(
                 best[:best_size] = path[:best_size]
             continue
         child = base + level_size[depth]
-        _colour_sort(
+        colours = _colour_sort(
             adj, candidates, count, level_vertices, level_colours, child, head, tail, following
         )
+        work += count * colours
         depth += 1
         level_start[depth] = child
         level_size[depth] = count
         level_next[depth] = count - 1
     counters[0], counters[1] = depth, best_size
     counters[2] += nodes
+    counters[3] = work
     return exhausted
 
 
-@dataclass(frozen=True)
-class ExactResult:
-    """Outcome of :func:`exact_clique`: the best clique and what was proven about it."""
-
-    clique: np.ndarray
-    size: int
-    proven_optimal: bool
-    upper_bound: int
-    nodes: int
-
-
 def exact_clique(
-    adjacency: np.ndarray, time_limit: float = 60.0, incumbent: np.ndarray | None = None
-) -> ExactResult:
-    """A maximum clique, proven by branch and bound (or the best found and a bound when
-    ``time_limit`` seconds run out).
+    adjacency: np.ndarray,
+    effort: float = 60.0,
+    incumbent: np.ndarray | None = None,
+    deadline: Deadline | None = None,
+) -> SolverResult[np.ndarray]:
+    """A maximum clique (sorted ids), proven by branch and bound within ``effort`` nominal seconds
+    of work (:data:`WORK_PER_SECOND`); otherwise the best found and an upper bound.
 
     ``incumbent`` (a clique, by default :func:`heuristic_clique`'s) prunes from the start and is
-    returned when nothing larger exists.
+    returned when nothing larger exists. ``deadline`` is the wall-clock safety net.
+    ``work`` counts nodes.
     """
     adj = _as_matrix(adjacency)
     n = adj.shape[0]
-    clique = heuristic_clique(adj) if incumbent is None else np.asarray(incumbent, np.int64)
+    deadline = deadline or Deadline.for_effort(effort)
+    clique = (
+        heuristic_clique(adj, effort=effort)
+        if incumbent is None
+        else np.asarray(incumbent, np.int64)
+    )
     if n == 0:
-        return ExactResult(clique, 0, True, 0, 0)
-    deadline = time.monotonic() + time_limit
+        return SolverResult(clique, 0, 0)
+    work_budget = work_units(effort, WORK_PER_SECOND)
     root_vertices, root_colours, upper = _root_colouring(adj)
     levels = min(upper, n)  # level d follows d chosen vertices, so d < clique number <= upper
     capacity = min(n * levels, n * (n + 1) // 2)  # level sizes shrink strictly down the path
@@ -354,9 +375,9 @@ def exact_clique(
     path = np.empty(levels + 1, np.int64)
     best = np.empty(n, np.int64)
     best[: clique.size] = clique
-    counters = np.array([0, clique.size, 0], dtype=np.int64)
+    counters = np.array([0, clique.size, 0, 0], dtype=np.int64)
     exhausted = clique.size >= upper
-    while not exhausted and time.monotonic() < deadline:
+    while not exhausted and counters[3] < work_budget and not deadline.expired():
         exhausted = _branch(
             adj,
             level_vertices,
@@ -367,11 +388,12 @@ def exact_clique(
             path,
             best,
             counters,
-            CHUNK_NODES,
+            min(int(counters[3]) + CHUNK_WORK, work_budget),
         )
     size = int(counters[1])
     # Every clique not yet seen lies in the level-0 branch being explored or an earlier one,
     # whose colours are no larger.
     unexplored = int(level_colours[min(level_next[0] + 1, n - 1)])
     bound = size if exhausted else max(size, unexplored)
-    return ExactResult(np.sort(best[:size]), size, exhausted, bound, int(counters[2]))
+    stopped = "" if bound == size else "deadline" if deadline.fired else "budget"
+    return SolverResult(np.sort(best[:size]), size, bound, int(counters[2]), stopped)

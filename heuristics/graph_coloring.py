@@ -8,28 +8,30 @@
   node budget; its size is a lower bound on the chromatic number (numba).
 - :func:`exact_colouring`: the chromatic number with proof. The clique gives the lower bound and
   fixes the colours of its vertices (symmetry breaking); DSatur + Tabucol give the upper bound; if
-  they differ, an exact DSatur branch and bound closes the gap. The search runs in node-budget
-  chunks between which the wall clock is checked, so its result never depends on machine load
-  unless the time limit is actually reached.
+  they differ, an exact DSatur branch and bound closes the gap within a node budget. The search
+  runs in chunks between which the wall-clock safety net is checked, so its result never depends
+  on machine load.
 
 Colourings are int64 arrays of colours ``0..k-1`` indexed by vertex.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.budget import Deadline, work_units
+from npgym.heuristics.jit import njit
+from npgym.heuristics.result import SolverResult
 
 TABUCOL_ITERATIONS = 10_000
 """Tabucol moves per attempted colour count before it gives up on that count."""
 CLIQUE_NODE_LIMIT = 1_000_000
 """Branch-and-bound nodes for the clique bound: a fixed budget keeps the bound deterministic."""
 SEARCH_CHUNK_NODES = 200_000
-"""Colouring branch-and-bound nodes between two looks at the wall clock."""
+"""Colouring branch-and-bound nodes between two looks at the wall-clock safety net."""
+WORK_PER_SECOND = 200_000_000
+"""Colouring branch-and-bound work per nominal second of effort, in nodes times vertices (a node
+scans every vertex for the most saturated one): 5 million nodes a second at 40 vertices."""
 
 
 def neighbour_lists(adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -434,32 +436,24 @@ def _search(
     )
 
 
-@dataclass(frozen=True)
-class ExactResult:
-    """Outcome of :func:`exact_colouring`: the best colouring and what was proven about it."""
-
-    colours: np.ndarray
-    colour_count: int
-    proven_optimal: bool
-    lower_bound: int
-
-
 def exact_colouring(
     adjacency: np.ndarray,
-    time_limit: float = 60.0,
+    effort: float = 60.0,
     incumbent: np.ndarray | None = None,
     tabucol_iterations: int = TABUCOL_ITERATIONS,
     clique_node_limit: int = CLIQUE_NODE_LIMIT,
-) -> ExactResult:
-    """The chromatic number and a canonical optimal colouring (or the best found in time).
+    deadline: Deadline | None = None,
+) -> SolverResult[np.ndarray]:
+    """The chromatic number and a canonical optimal colouring, proven within ``effort`` nominal
+    seconds of nodes (:data:`WORK_PER_SECOND`); otherwise the best found and the clique bound.
 
     ``incumbent`` (any proper colouring, e.g. a planted one) is kept when nothing beats it.
     Smaller ``tabucol_iterations`` or ``clique_node_limit`` weaken the bounds (tests use 0 to
-    make the branch and bound do all the work); the result stays exact.
+    make the branch and bound do all the work); the result stays exact. ``work`` counts nodes.
     """
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     n = adjacency.shape[0]
-    deadline = time.monotonic() + time_limit
+    deadline = deadline or Deadline.for_effort(effort)
     clique, _ = max_clique(adjacency, clique_node_limit)
     lower = max(len(clique), 1 if n else 0)
     colours, count = heuristic_colouring(adjacency, lower, tabucol_iterations)
@@ -467,7 +461,7 @@ def exact_colouring(
         colours = np.array(canonical_colouring(incumbent), dtype=np.int64)
         count = int(colour_count(colours))
     if count <= lower:
-        return ExactResult(colours, count, True, count)
+        return SolverResult(colours, count, count)
     indptr, indices = neighbour_lists(adjacency)
     partial = np.full(n, -1, np.int64)
     seen = np.zeros((n, n + 1), np.int64)
@@ -478,7 +472,9 @@ def exact_colouring(
     best = colours.copy()
     status = np.array([len(clique), len(clique), count, lower, 1, len(clique), 0], np.int64)
     vertex_at, next_colour, used_at = (np.zeros(n + 1, np.int64) for _ in range(3))
-    while not status[_FINISHED] and time.monotonic() < deadline:
+    node_budget, nodes = max(1, work_units(effort, WORK_PER_SECOND) // n), 0
+    while not status[_FINISHED] and nodes < node_budget and not deadline.expired():
+        chunk = min(SEARCH_CHUNK_NODES, node_budget - nodes)
         _search(
             indptr,
             indices,
@@ -491,13 +487,16 @@ def exact_colouring(
             used_at,
             best,
             status,
-            SEARCH_CHUNK_NODES,
+            chunk,
         )
+        nodes += chunk
     count = int(status[_BEST])
     proven = bool(status[_FINISHED])
-    return ExactResult(
+    stopped = "" if proven else "deadline" if deadline.fired else "budget"
+    return SolverResult(
         np.array(canonical_colouring(best), dtype=np.int64),
         count,
-        proven,
         count if proven else lower,
+        nodes,
+        stopped,
     )

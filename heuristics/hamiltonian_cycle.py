@@ -9,7 +9,8 @@ block by block, largest first, and the size of the largest block is a first uppe
   generator).
 - :func:`exact_cycle`: CP-SAT circuit model per block, each vertex optional (a self-loop skips it),
   maximising the visited vertices and asked only for cycles longer than the best known; one
-  worker, so the same graph gives the same answer on every run unless the time limit is hit.
+  worker, a fixed seed and a budget in CP-SAT's deterministic time, so the same graph gives the
+  same answer on every run and every machine.
 - :func:`longest_cycle_dp`: exact bitmask dynamic programme for small graphs and tests.
 
 Cycles are int64 arrays of distinct vertices without the closing vertex.
@@ -17,14 +18,11 @@ Cycles are int64 arrays of distinct vertices without the closing vertex.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-
-import networkx as nx
 import numpy as np
-from ortools.sat.python import cp_model
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline
+from npgym.heuristics.jit import njit
+from npgym.heuristics.result import SolverResult
 
 DP_MAX_VERTICES = 18
 _RANDOM_MODULUS = 2147483648  # 2**31: a linear congruential generator that numba runs exactly
@@ -35,6 +33,8 @@ def blocks(adjacency: np.ndarray) -> list[np.ndarray]:
 
     Ties are ordered by their smallest vertex, so the order does not depend on networkx internals.
     """
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(range(adjacency.shape[0]))
     first, second = np.nonzero(np.triu(adjacency))
@@ -181,43 +181,55 @@ def heuristic_cycle(adjacency: np.ndarray, effort: int = 50, seed: int = 0) -> n
     return best
 
 
-@dataclass(frozen=True)
-class ExactResult:
-    """Outcome of :func:`exact_cycle`: the longest cycle found and what was proven about it."""
-
-    cycle: np.ndarray
-    proven_optimal: bool
-    upper_bound: int
-
-
 def exact_cycle(
-    adjacency: np.ndarray, time_limit: float = 60.0, incumbent: np.ndarray | None = None
-) -> ExactResult:
-    """Prove the longest cycle (or report the best bound found within ``time_limit`` seconds).
+    adjacency: np.ndarray,
+    effort: float = 60.0,
+    incumbent: np.ndarray | None = None,
+    deadline: Deadline | None = None,
+) -> SolverResult[np.ndarray]:
+    """Prove the longest cycle within ``effort`` nominal seconds of CP-SAT deterministic time
+    (:data:`~npgym.heuristics.budget.CP_SAT_DETERMINISTIC_PER_SECOND`, shared by the blocks,
+    largest first), or report the best cycle and an upper bound.
 
     ``incumbent`` (a cycle, e.g. from :func:`heuristic_cycle`) is kept unless a longer cycle
-    exists; blocks no larger than the incumbent are never searched.
+    exists; blocks no larger than the incumbent are never searched. ``deadline`` is the
+    wall-clock safety net. ``work`` counts CP-SAT deterministic milliseconds.
     """
+    from ortools.sat.python import cp_model
+
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     best = np.empty(0, np.int64) if incumbent is None else np.asarray(incumbent, dtype=np.int64)
-    deadline = time.monotonic() + time_limit
-    upper_bound = best.size
+    deadline = deadline or Deadline.for_effort(effort)
+    allowance = max(effort, 0.0) * CP_SAT_DETERMINISTIC_PER_SECOND
+    upper_bound, spent, stopped = best.size, 0.0, ""
     for block in blocks(adjacency):
         if block.size <= best.size:
             break
-        status, cycle, bound = _solve_block(adjacency, block, max(best.size + 1, 3), deadline)
+        if spent >= allowance or deadline.expired():
+            upper_bound = max(upper_bound, int(block.size))
+            stopped = stopped or ("deadline" if deadline.fired else "budget")
+            continue
+        status, cycle, bound, used = _solve_block(
+            adjacency, block, max(best.size + 1, 3), allowance - spent, deadline
+        )
+        spent += used
         if cycle.size > best.size:
             best = cycle
         if status != cp_model.OPTIMAL and status != cp_model.INFEASIBLE:
             upper_bound = max(upper_bound, bound)
+            stopped = stopped or ("deadline" if deadline.expired() else "budget")
     upper_bound = max(upper_bound, best.size)
-    return ExactResult(best, upper_bound == best.size, upper_bound)
+    stopped = "" if upper_bound == best.size else stopped
+    return SolverResult(best, int(best.size), int(upper_bound), int(spent * 1000), stopped)
 
 
 def _solve_block(
-    adjacency: np.ndarray, block: np.ndarray, at_least: int, deadline: float
-) -> tuple[int, np.ndarray, int]:
-    """Longest cycle of at least ``at_least`` vertices inside ``block``: (status, cycle, bound)."""
+    adjacency: np.ndarray, block: np.ndarray, at_least: int, allowance: float, deadline: Deadline
+) -> tuple[int, np.ndarray, int, float]:
+    """Longest cycle of at least ``at_least`` vertices inside ``block``:
+    (status, cycle, bound, deterministic seconds used)."""
+    from ortools.sat.python import cp_model
+
     model = cp_model.CpModel()
     size = block.size
     skip = [model.new_bool_var(f"skip{v}") for v in range(size)]
@@ -238,16 +250,20 @@ def _solve_block(
     model.maximize(visited)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
+    solver.parameters.random_seed = 1  # CP-SAT's default, pinned
+    solver.parameters.max_deterministic_time = max(allowance, 0.001)
+    solver.parameters.max_time_in_seconds = deadline.remaining()
     status = solver.solve(model)
+    used = float(solver.deterministic_time)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         bound = at_least - 1 if status == cp_model.INFEASIBLE else size
-        return status, np.empty(0, np.int64), bound
+        return status, np.empty(0, np.int64), bound, used
     successor = {u: v for u, v, literal in arcs if u != v and solver.boolean_value(literal)}
     order = [min(successor)]
     while successor[order[-1]] != order[0]:
         order.append(successor[order[-1]])
-    return status, block[np.array(order, dtype=np.int64)], int(solver.best_objective_bound)
+    bound = min(size, int(solver.best_objective_bound + 1e-6))
+    return status, block[np.array(order, dtype=np.int64)], bound, used
 
 
 @njit

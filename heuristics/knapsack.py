@@ -5,7 +5,7 @@
 - :func:`dp_knapsack`: exact dynamic programme over capacities, O(n * capacity) time and
   bytes, with a canonical witness (an item is taken only when it strictly improves the table).
 - :func:`exact_knapsack`: the dynamic programme when its table fits :data:`DP_MAX_CELLS`,
-  otherwise OR-Tools' branch-and-bound knapsack solver (deterministic) within a time limit.
+  otherwise CP-SAT (one worker, fixed seed) within a budget of deterministic time.
 - :func:`dantzig_bound`: the LP-relaxation upper bound.
 
 Selections are sorted int64 arrays of item indices.
@@ -13,11 +13,13 @@ Selections are sorted int64 arrays of item indices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline
+from npgym.heuristics.jit import njit
+from npgym.heuristics.result import SolverResult
 
 DP_MAX_CELLS = 100_000_000
 """Largest ``n * (capacity + 1)`` table the dynamic programme builds (one byte per cell)."""
@@ -88,52 +90,56 @@ def dp_knapsack(weights: np.ndarray, values: np.ndarray, capacity: int) -> np.nd
     return np.array(sorted(chosen), dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class ExactResult:
-    """Outcome of :func:`exact_knapsack`: the best selection and what was proven about it."""
-
-    items: np.ndarray
-    value: int
-    proven_optimal: bool
-    upper_bound: int
-    solver: str
-
-
 def exact_knapsack(
     weights: np.ndarray,
     values: np.ndarray,
     capacity: int,
-    time_limit: float = 60.0,
+    effort: float = 60.0,
     incumbent: np.ndarray | None = None,
     max_dp_cells: int = DP_MAX_CELLS,
-) -> ExactResult:
-    """Optimal selection: dynamic programme, or branch and bound for capacities too large
-    for its table (then proven only if it finishes within ``time_limit`` seconds; otherwise the
-    better of its answer and ``incumbent``, with the Dantzig bound)."""
+    deadline: Deadline | None = None,
+) -> SolverResult[np.ndarray]:
+    """Optimal selection: dynamic programme, or CP-SAT for capacities too large for its table
+    (then proven only if it finishes within ``effort`` seconds of deterministic time; otherwise
+    the better of its answer and ``incumbent``, with the better of its bound and Dantzig's).
+    ``deadline`` is the wall-clock safety net."""
     weights = np.asarray(weights, dtype=np.int64)
     values = np.asarray(values, dtype=np.int64)
     if weights.size * (min(capacity, int(weights.sum())) + 1) <= max_dp_cells:
         items = dp_knapsack(weights, values, capacity)
         value = int(values[items].sum())
-        return ExactResult(items, value, True, value, "dynamic programme over capacities")
-    from ortools.algorithms.python import knapsack_solver  # only huge capacities need it
+        return SolverResult(items, value, value, solver="dynamic programme over capacities")
+    from ortools.sat.python import cp_model  # only huge capacities need it
 
-    solver = knapsack_solver.KnapsackSolver(
-        knapsack_solver.SolverType.KNAPSACK_MULTIDIMENSION_BRANCH_AND_BOUND_SOLVER, "npgym"
-    )
-    solver.init(values.tolist(), [weights.tolist()], [int(capacity)])
-    solver.set_time_limit(max(time_limit, 0.01))
-    solver.solve()
-    items = np.array(
-        [item for item in range(weights.size) if solver.best_solution_contains(item)],
-        dtype=np.int64,
-    )
-    name = "branch and bound (OR-Tools)"
-    if solver.is_solution_optimal():
-        value = int(values[items].sum())
-        return ExactResult(items, value, True, value, name)
-    if incumbent is not None and values[incumbent].sum() > values[items].sum():
-        items = np.asarray(incumbent, dtype=np.int64)
-    value = int(values[items].sum())
-    bound = max(value, dantzig_bound(weights, values, capacity))
-    return ExactResult(items, value, bound == value, bound, name)
+    deadline = deadline or Deadline.for_effort(effort)
+    model = cp_model.CpModel()
+    take = [model.new_bool_var(f"x{item}") for item in range(weights.size)]
+    model.add(sum(int(w) * x for w, x in zip(weights, take, strict=True)) <= int(capacity))
+    model.maximize(sum(int(v) * x for v, x in zip(values, take, strict=True)))
+    best = np.empty(0, np.int64) if incumbent is None else np.asarray(incumbent, dtype=np.int64)
+    for item in best.tolist():
+        model.add_hint(take[item], True)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 1
+    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
+    solver.parameters.max_time_in_seconds = deadline.remaining()
+    status = solver.solve(model)
+    work = int(solver.deterministic_time * 1000)
+    name = "CP-SAT"
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        found = np.array(
+            [item for item in range(weights.size) if solver.boolean_value(take[item])],
+            dtype=np.int64,
+        )
+        if status == cp_model.OPTIMAL or values[found].sum() > values[best].sum():
+            best = found
+    value = int(values[best].sum())
+    if status == cp_model.OPTIMAL:
+        return SolverResult(best, value, value, work, solver=name)
+    bound = dantzig_bound(weights, values, capacity)
+    if status == cp_model.FEASIBLE:
+        bound = min(bound, math.floor(solver.best_objective_bound + 1e-6))
+    bound = max(value, bound)
+    stopped = "" if bound == value else "deadline" if deadline.expired() else "budget"
+    return SolverResult(best, value, bound, work, stopped, name)

@@ -8,18 +8,29 @@ meetings. Schedules are lists of ``(meeting, room, start)`` sorted by meeting.
 
 - :func:`greedy_schedule`: several priority orders, each placing meetings at their earliest
   conflict-free start in the smallest room that seats them, then a swap search that trades
-  scheduled meetings for larger unscheduled ones.
+  scheduled meetings for larger unscheduled ones, within a work budget of placement attempts.
+- :func:`lp_bound`: the time-indexed LP relaxation (each meeting at most once, no attendee in two
+  meetings at a grid instant, no more meetings of size s or more at an instant than rooms that
+  seat them): an upper bound far tighter than :meth:`Problem.upper_bound` on crowded instances.
 - :func:`cp_sat_schedule`: exact CP-SAT model, one start variable per meeting restricted to its
   feasible grid starts, an optional interval per meeting (attendee no-overlap) and per
-  (meeting, room) (room no-overlap). One search worker, so the witness is the same on every run.
+  (meeting, room) (room no-overlap). One search worker, a fixed seed and a budget in CP-SAT's
+  deterministic time, so the witness and the proof are the same on every run and machine.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from ortools.sat.python import cp_model
+import numpy as np
+
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, work_units
+from npgym.heuristics.result import SolverResult
+
+PLACEMENTS_PER_SECOND = 50_000
+"""Greedy placement attempts (:meth:`_Board.slot_for` calls) per nominal second of effort."""
 
 Schedule = list[tuple[int, int, int]]
 
@@ -80,12 +91,15 @@ def participations(problem: Problem, schedule: Schedule) -> int:
 class _Board:
     """The meetings placed so far (meeting -> room, start), and where another one still fits."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, work: list[int] | None = None) -> None:
         self.problem = problem
         self.placed: dict[int, tuple[int, int]] = {}
+        self.work = [0] if work is None else work
+        """Placement attempts so far, shared by the boards of one search."""
 
     def slot_for(self, meeting: int) -> tuple[int, int] | None:
         """Earliest start, then smallest room, where ``meeting`` fits; None if nowhere."""
+        self.work[0] += 1
         problem = self.problem
         duration = problem.durations[meeting]
         members = set(problem.attendees[meeting])
@@ -116,22 +130,25 @@ class _Board:
         return sorted((meeting, room, start) for meeting, (room, start) in self.placed.items())
 
 
-def _greedy(problem: Problem, order: list[int]) -> _Board:
-    board = _Board(problem)
+def _greedy(problem: Problem, order: list[int], work: list[int] | None = None) -> _Board:
+    board = _Board(problem, work)
     for meeting in order:
         board.place(meeting)
     return board
 
 
-def _improve(problem: Problem, board: _Board) -> None:
-    """Swap search: drop one scheduled meeting, insert unscheduled ones, keep strict gains."""
+def _improve(problem: Problem, board: _Board, budget: int) -> None:
+    """Swap search: drop one scheduled meeting, insert unscheduled ones, keep strict gains;
+    stop once ``board.work`` reaches ``budget`` placement attempts."""
     sizes = problem.sizes
     by_worth = sorted(range(len(sizes)), key=lambda m: (-sizes[m], m))
     improved = True
-    while improved:
+    while improved and board.work[0] < budget:
         improved = False
         for dropped in sorted(board.placed):
-            trial = _Board(problem)
+            if board.work[0] >= budget:
+                break
+            trial = _Board(problem, board.work)
             trial.placed = {m: spot for m, spot in board.placed.items() if m != dropped}
             for meeting in by_worth:
                 if meeting not in trial.placed and meeting != dropped:
@@ -149,11 +166,15 @@ def first_fit_schedule(problem: Problem) -> Schedule:
     return _greedy(problem, list(range(len(problem.durations)))).schedule()
 
 
-def greedy_schedule(problem: Problem) -> Schedule:
+def greedy_schedule(problem: Problem, effort: float = 60.0) -> Schedule:
     """Best schedule over a few greedy orders, each followed by the swap search.
 
-    Deterministic: orders are fixed and ties keep the earlier order.
+    Deterministic: orders are fixed and ties keep the earlier order. ``effort`` nominal seconds
+    (:data:`PLACEMENTS_PER_SECOND`) cap the placement attempts of all orders together; the first
+    order's greedy pass always runs in full.
     """
+    budget = work_units(effort, PLACEMENTS_PER_SECOND)
+    work = [0]
     count = len(problem.durations)
     sizes, durations = problem.sizes, problem.durations
     options = [len(s) * len(r) for s, r in zip(problem.starts, problem.rooms, strict=True)]
@@ -165,9 +186,11 @@ def greedy_schedule(problem: Problem) -> Schedule:
     ]
     best: Schedule = []
     best_value = -1
-    for order in orders:
-        board = _greedy(problem, order)
-        _improve(problem, board)
+    for index, order in enumerate(orders):
+        if index and work[0] >= budget:
+            break
+        board = _greedy(problem, order, work)
+        _improve(problem, board, budget)
         schedule = board.schedule()
         value = participations(problem, schedule)
         if value > best_value:
@@ -175,31 +198,97 @@ def greedy_schedule(problem: Problem) -> Schedule:
     return best
 
 
-@dataclass(frozen=True)
-class ExactResult:
-    """Outcome of :func:`cp_sat_schedule`: the best schedule and what was proven about it."""
+def lp_bound(problem: Problem, deadline: Deadline | None = None) -> int:
+    """Upper bound from the time-indexed LP relaxation (see the module docstring), rounded down;
+    :meth:`Problem.upper_bound` when the LP cannot be solved before ``deadline``.
 
-    schedule: Schedule
-    objective: int
-    proven_optimal: bool
-    upper_bound: int
+    Variables ``y[m, t]``: meeting m starts at grid start t. Rows: each meeting at most once; for
+    each attendee and grid instant, at most one of their meetings running; for each meeting size
+    s and grid instant, at most as many meetings of size s or more running as rooms seat s.
+    """
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+
+    weak = problem.upper_bound()
+    columns = [
+        (meeting, start)
+        for meeting, (starts, rooms) in enumerate(zip(problem.starts, problem.rooms, strict=True))
+        if rooms
+        for start in starts
+    ]
+    if not columns:
+        return 0
+    instants = range(problem.day_start, problem.day_end, problem.slot)
+    rows: dict[tuple[object, ...], int] = {}
+    limits: list[float] = []
+    entries_row: list[int] = []
+    entries_column: list[int] = []
+
+    def add(key: tuple[object, ...], limit: float, column: int) -> None:
+        if key not in rows:
+            rows[key] = len(limits)
+            limits.append(limit)
+        entries_row.append(rows[key])
+        entries_column.append(column)
+
+    thresholds = sorted(set(problem.sizes))
+    rooms_seating = {s: sum(c >= s for c in problem.capacities) for s in thresholds}
+    for column, (meeting, start) in enumerate(columns):
+        size = problem.sizes[meeting]
+        add(("meeting", meeting), 1.0, column)
+        for instant in instants:
+            if start <= instant < start + problem.durations[meeting]:
+                for person in problem.attendees[meeting]:
+                    add(("person", person, instant), 1.0, column)
+                for threshold in thresholds:
+                    if threshold <= size:
+                        add(("rooms", threshold, instant), rooms_seating[threshold], column)
+    matrix = csr_matrix(
+        (np.ones(len(entries_row)), (entries_row, entries_column)),
+        shape=(len(limits), len(columns)),
+    )
+    deadline = deadline or Deadline(60.0)
+    result = linprog(
+        -np.array([problem.sizes[meeting] for meeting, _ in columns], dtype=np.float64),
+        A_ub=matrix,
+        b_ub=np.array(limits),
+        bounds=(0, 1),
+        method="highs",
+        options={"time_limit": deadline.remaining()},
+    )
+    if result.status != 0:
+        return weak
+    return min(weak, math.floor(-result.fun + 1e-6))
 
 
 def cp_sat_schedule(
-    problem: Problem, time_limit: float = 60.0, hint: Schedule | None = None
-) -> ExactResult:
-    """Maximise participations with CP-SAT; prove optimality unless ``time_limit`` runs out.
+    problem: Problem,
+    effort: float = 60.0,
+    hint: Schedule | None = None,
+    deadline: Deadline | None = None,
+) -> SolverResult[Schedule]:
+    """Maximise participations with CP-SAT within ``effort`` nominal seconds of deterministic time
+    (:data:`~npgym.heuristics.budget.CP_SAT_DETERMINISTIC_PER_SECOND`);
+    proven optimal unless that budget runs out (then the best schedule and an upper bound).
 
     ``hint`` (a feasible schedule, e.g. the greedy one) seeds the search and is returned if CP-SAT
-    finds nothing better in time. When it already meets :meth:`Problem.upper_bound` no model is
-    built.
+    finds nothing better. When it already meets :meth:`Problem.upper_bound` or :func:`lp_bound`
+    no model is built; when CP-SAT stops without a proof the bound is the better of its own and
+    the LP's.
+    ``deadline`` is the wall-clock safety net. ``work`` counts deterministic milliseconds.
     """
+    from ortools.sat.python import cp_model
+
     sizes = problem.sizes
+    deadline = deadline or Deadline.for_effort(effort)
     incumbent = sorted(hint) if hint is not None else []
     incumbent_value = participations(problem, incumbent)
     bound = problem.upper_bound()
     if incumbent_value >= bound:
-        return ExactResult(incumbent, incumbent_value, True, bound)
+        return SolverResult(incumbent, incumbent_value, incumbent_value)
+    bound = lp_bound(problem, deadline)
+    if incumbent_value >= bound:
+        return SolverResult(incumbent, incumbent_value, incumbent_value, solver="LP bound")
 
     model = cp_model.CpModel()
     present: dict[int, cp_model.IntVar] = {}
@@ -244,10 +333,14 @@ def cp_sat_schedule(
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+    solver.parameters.random_seed = 1  # CP-SAT's default, pinned
+    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
+    solver.parameters.max_time_in_seconds = deadline.remaining()
     status = solver.solve(model)
+    work = int(solver.deterministic_time * 1000)
+    if status == cp_model.OPTIMAL:
+        bound = incumbent_value
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        bound = min(bound, int(solver.best_objective_bound + 1e-6))
         schedule = sorted(
             (meeting, room, int(solver.value(start_of[meeting])))
             for (meeting, room), here in in_room.items()
@@ -256,6 +349,10 @@ def cp_sat_schedule(
         value = participations(problem, schedule)
         if value > incumbent_value:
             incumbent, incumbent_value = schedule, value
-        proven = status == cp_model.OPTIMAL
-        return ExactResult(incumbent, incumbent_value, proven or incumbent_value >= bound, bound)
-    return ExactResult(incumbent, incumbent_value, False, bound)
+        if status == cp_model.OPTIMAL:
+            return SolverResult(incumbent, incumbent_value, incumbent_value, work)
+        bound = min(bound, math.floor(solver.best_objective_bound + 1e-6))
+    timed_out = deadline.expired()
+    bound = max(bound, incumbent_value)
+    stopped = "" if bound == incumbent_value else "deadline" if timed_out else "budget"
+    return SolverResult(incumbent, incumbent_value, bound, work, stopped)

@@ -3,10 +3,13 @@ holds element e).
 
 - :func:`greedy_cover`: the classic greedy (most newly covered elements, lowest index on ties),
   then redundant subsets dropped, last chosen first.
+- :func:`lp_bound`: the LP relaxation's optimum, rounded up: a lower bound on the cover size.
 - :func:`exact_cover`: the integer programme ``min sum x_j`` s.t. every element is covered,
   solved with HiGHS through ``scipy.optimize.milp`` (OR-Tools' bundled HiGHS clashes with
-  ``highspy``). HiGHS is deterministic, so the same instance gives the same cover unless the
-  time limit is hit; a greedy cover that is already optimal is kept as the witness.
+  ``highspy``) within a branch-and-bound node limit. HiGHS is deterministic, so the same instance
+  gives the same cover on every machine; a greedy cover that is already optimal is kept as the
+  witness. Above :data:`MIP_MAX_CELLS` HiGHS's root work (presolve, cuts), which no node limit
+  bounds, grows too long, and CP-SAT with a deterministic-time budget takes over.
 
 Covers are sorted int64 arrays of subset indices.
 """
@@ -14,11 +17,17 @@ Covers are sorted int64 arrays of subset indices.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_matrix
+
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, work_units
+from npgym.heuristics.result import SolverResult
+
+NODES_PER_SECOND = 50
+"""HiGHS branch-and-bound nodes per nominal second of effort."""
+MIP_MAX_CELLS = 40_000
+"""Largest ``subsets * elements`` given to HiGHS (5x the benchmark tier is about 25,000; there its
+root work takes seconds, at 10x it can take minutes); larger instances go to CP-SAT."""
 
 
 def first_uncovered(membership: np.ndarray) -> int:
@@ -53,46 +62,113 @@ def size_bound(membership: np.ndarray) -> int:
     return math.ceil(membership.shape[1] / largest) if largest else 0
 
 
-@dataclass(frozen=True)
-class ExactResult:
-    """Outcome of :func:`exact_cover`: the best cover and what was proven about it."""
+def lp_bound(membership: np.ndarray, deadline: Deadline | None = None) -> int:
+    """The LP relaxation ``min sum x_j, x in [0, 1]`` rounded up (0 if it cannot be solved in
+    time): a lower bound on the cover size, at least as strong as :func:`size_bound`."""
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
 
-    cover: np.ndarray
-    size: int
-    proven_optimal: bool
-    lower_bound: int
+    membership = np.asarray(membership, dtype=np.bool_)
+    count = membership.shape[0]
+    if count == 0:
+        return 0
+    deadline = deadline or Deadline(60.0)
+    result = linprog(
+        np.ones(count),
+        A_ub=-csr_matrix(membership.T.astype(np.float64)),
+        b_ub=-np.ones(membership.shape[1]),
+        bounds=(0, 1),
+        method="highs",
+        options={"time_limit": deadline.remaining()},
+    )
+    return math.ceil(result.fun - 1e-6) if result.status == 0 else 0
 
 
 def exact_cover(
-    membership: np.ndarray, time_limit: float = 60.0, incumbent: np.ndarray | None = None
-) -> ExactResult:
-    """Minimum cover by integer programming (or the best found within ``time_limit`` seconds).
+    membership: np.ndarray,
+    effort: float = 60.0,
+    incumbent: np.ndarray | None = None,
+    deadline: Deadline | None = None,
+) -> SolverResult[np.ndarray]:
+    """Minimum cover by integer programming within ``effort`` nominal seconds of branch-and-bound
+    nodes (:data:`NODES_PER_SECOND`); otherwise the best cover and the best proven lower bound.
 
     ``incumbent`` (a cover, e.g. from :func:`greedy_cover`) is returned when no smaller cover
     exists, so the witness does not depend on the solver when the greedy cover is optimal.
-    The subsets must cover the universe.
+    The subsets must cover the universe. ``work`` is the node limit given to HiGHS.
     """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_matrix
+
     membership = np.asarray(membership, dtype=np.bool_)
+    deadline = deadline or Deadline.for_effort(effort)
     if incumbent is None:
         incumbent = greedy_cover(membership)
     best = np.asarray(incumbent, dtype=np.int64)
     count = membership.shape[0]
+    lower = max(size_bound(membership), lp_bound(membership, deadline))
+    if lower >= best.size:
+        return SolverResult(best, int(best.size), int(best.size))
+    if membership.size > MIP_MAX_CELLS:
+        return _cp_sat_cover(membership, effort, best, lower, deadline)
+    nodes = work_units(effort, NODES_PER_SECOND)
     result = milp(
         np.ones(count),
         constraints=LinearConstraint(csr_matrix(membership.T.astype(np.float64)), 1, np.inf),
         integrality=np.ones(count),
         bounds=Bounds(0, 1),
-        options={"time_limit": max(time_limit, 0.01), "mip_rel_gap": 0.0},
+        options={"time_limit": deadline.remaining(), "node_limit": nodes, "mip_rel_gap": 0.0},
     )
+    timed_out = deadline.expired()
     if result.x is not None:
         found = np.flatnonzero(result.x > 0.5).astype(np.int64)
         if found.size < best.size and first_uncovered(membership[found]) < 0:
             best = found
     if result.status == 0:
-        return ExactResult(best, int(best.size), True, int(best.size))
+        return SolverResult(best, int(best.size), int(best.size), nodes)
+    bound = lower
     dual = getattr(result, "mip_dual_bound", None)
-    bound = size_bound(membership)
     if dual is not None and np.isfinite(dual):
         bound = max(bound, math.ceil(dual - 1e-6))
     bound = min(bound, int(best.size))
-    return ExactResult(best, int(best.size), bound == best.size, bound)
+    stopped = "" if bound == best.size else "deadline" if timed_out else "budget"
+    return SolverResult(best, int(best.size), bound, nodes, stopped)
+
+
+def _cp_sat_cover(
+    membership: np.ndarray, effort: float, best: np.ndarray, lower: int, deadline: Deadline
+) -> SolverResult[np.ndarray]:
+    """:func:`exact_cover` for large instances: CP-SAT (one worker, fixed seed) hinted with
+    ``best``, within ``effort`` nominal seconds of deterministic time; ``lower`` is a known bound.
+    ``work`` counts deterministic milliseconds."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    chosen = [model.new_bool_var(f"x{j}") for j in range(membership.shape[0])]
+    for element in range(membership.shape[1]):
+        model.add_bool_or([chosen[j] for j in np.flatnonzero(membership[:, element]).tolist()])
+    model.add(sum(chosen) <= int(best.size))
+    model.minimize(sum(chosen))
+    hinted = set(best.tolist())
+    for j, variable in enumerate(chosen):
+        model.add_hint(variable, j in hinted)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 1
+    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
+    solver.parameters.max_time_in_seconds = deadline.remaining()
+    status = solver.solve(model)
+    work = int(solver.deterministic_time * 1000)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        found = np.array(
+            [j for j, variable in enumerate(chosen) if solver.boolean_value(variable)], np.int64
+        )
+        if found.size < best.size and first_uncovered(membership[found]) < 0:
+            best = found
+    if status == cp_model.OPTIMAL:
+        return SolverResult(best, int(best.size), int(best.size), work)
+    if status == cp_model.FEASIBLE:
+        lower = max(lower, math.ceil(solver.best_objective_bound - 1e-6))
+    bound = min(lower, int(best.size))
+    stopped = "" if bound == best.size else "deadline" if deadline.expired() else "budget"
+    return SolverResult(best, int(best.size), bound, work, stopped)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 
 
 @njit

@@ -1,29 +1,47 @@
 """TSP reference solvers on a symmetric integer distance matrix.
 
 - :func:`heuristic_tour`: multi-start nearest neighbour, each start improved by 2-opt and Or-opt
-  until neither finds an improving move (numba).
+  until neither finds an improving move, within a budget of matrix passes (numba).
 - :func:`held_karp`: exact dynamic programme, O(2^n n^2), for small instances and tests.
+- :func:`one_tree_bound`: the Held-Karp 1-tree lower bound, its vertex penalties tuned by
+  subgradient optimisation for a fixed number of iterations (numba): close to the subtour LP's
+  bound at a fraction of its cost, and affordable for thousands of cities.
 - :func:`branch_and_cut`: exact integer programme with degree constraints and subtour
   elimination cuts, separated on LP relaxations (connected components, then a global minimum
   cut) and then added lazily to the integer programme until its optimum is a single tour. Solved
-  with HiGHS through ``scipy.optimize.milp`` (OR-Tools' bundled HiGHS clashes with ``highspy``).
+  with HiGHS through ``scipy.optimize.milp`` (OR-Tools' bundled HiGHS clashes with ``highspy``),
+  within a work budget of LP columns solved and branch-and-bound nodes, so that the same matrix
+  gives the same result on every machine. Above :data:`LP_MAX_CITIES` only the 1-tree bound is
+  computed.
 
 Tours are permutations of ``0..n-1`` (int64 arrays) without the closing city.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
+import math
 
-import networkx as nx
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_matrix
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.budget import Deadline, work_units
+from npgym.heuristics.jit import njit
+from npgym.heuristics.result import SolverResult
 
 HELD_KARP_MAX_CITIES = 16
+PASS_CELLS_PER_SECOND = 20_000_000
+"""Local-search work per nominal second: matrix cells scanned (a 2-opt pass scans n * n)."""
+LP_COLUMNS_PER_SECOND = 20_000
+"""Branch and cut work per nominal second: LP columns (edges) of the relaxations solved, an
+integer solve counting its columns once per branch-and-bound node."""
+ONE_TREE_CELLS_PER_SECOND = 200_000_000
+"""1-tree bound work per nominal second: matrix cells scanned (one iteration scans n * n)."""
+ONE_TREE_ITERATIONS = 1000
+"""Subgradient iterations of the 1-tree bound when the budget allows (its quality levels off)."""
+BRANCH_AND_CUT_SOLVER = "branch-and-cut (HiGHS)"
+ONE_TREE_SOLVER = "Held-Karp 1-tree bound"
+LP_MAX_CITIES = 600
+"""Largest instance given to the LP relaxation (n (n - 1) / 2 columns); beyond it the 1-tree
+bound alone certifies the heuristic tour."""
 
 
 @njit
@@ -56,12 +74,15 @@ def nearest_neighbour(dist: np.ndarray, start: int) -> np.ndarray:
 
 
 @njit
-def two_opt(dist: np.ndarray, tour: np.ndarray) -> bool:
-    """Apply improving 2-opt moves (segment reversals) in place until none is left."""
+def two_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int) -> tuple[bool, int]:
+    """Apply improving 2-opt moves (segment reversals) in place until none is left or
+    ``max_passes`` sweeps are done; return (improved, sweeps used)."""
     n = tour.shape[0]
     improved_any = False
     improved = True
-    while improved:
+    passes = 0
+    while improved and passes < max_passes:
+        passes += 1
         improved = False
         for i in range(n - 1):
             a, b = tour[i], tour[i + 1]
@@ -72,16 +93,19 @@ def two_opt(dist: np.ndarray, tour: np.ndarray) -> bool:
                     tour[i + 1 : j + 1] = tour[i + 1 : j + 1][::-1].copy()
                     a, b = tour[i], tour[i + 1]
                     improved = improved_any = True
-    return improved_any
+    return improved_any, passes
 
 
 @njit
-def or_opt(dist: np.ndarray, tour: np.ndarray) -> bool:
-    """Move segments of 1-3 consecutive cities elsewhere (either way round) while it helps."""
+def or_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int) -> tuple[bool, int]:
+    """Move segments of 1-3 consecutive cities elsewhere (either way round) while it helps, for
+    at most ``max_passes`` scans (each up to three sweeps); return (improved, scans used)."""
     n = tour.shape[0]
     improved_any = False
     improved = True
-    while improved:
+    passes = 0
+    while improved and passes < max_passes:
+        passes += 1
         improved = False
         for length in range(1, 4):
             if length >= n - 2:
@@ -106,7 +130,7 @@ def or_opt(dist: np.ndarray, tour: np.ndarray) -> bool:
                     break
             if improved:
                 break
-    return improved_any
+    return improved_any, passes
 
 
 @njit
@@ -133,28 +157,43 @@ def _move_segment(tour: np.ndarray, start: int, length: int, offset: int, revers
 
 
 @njit
-def local_search(dist: np.ndarray, tour: np.ndarray) -> None:
-    """Alternate 2-opt and Or-opt in place until neither improves the tour."""
-    while True:
-        two_opt(dist, tour)
-        if not or_opt(dist, tour):
-            return
+def local_search(dist: np.ndarray, tour: np.ndarray, max_passes: int) -> int:
+    """Alternate 2-opt and Or-opt in place until neither improves the tour or ``max_passes``
+    sweeps are spent (an Or-opt scan counts three); return the sweeps used."""
+    used = 0
+    while used < max_passes:
+        used += two_opt(dist, tour, max_passes - used)[1]
+        if used >= max_passes:
+            break
+        improved, scans = or_opt(dist, tour, max(1, (max_passes - used) // 3))
+        used += 3 * scans
+        if not improved:
+            break
+    return used
 
 
-def heuristic_tour(dist: np.ndarray, max_starts: int = 32) -> tuple[np.ndarray, int]:
+def heuristic_tour(
+    dist: np.ndarray, max_starts: int = 32, effort: float = 60.0
+) -> tuple[np.ndarray, int]:
     """Best tour over nearest-neighbour starts from cities ``0..max_starts-1`` after local search.
 
-    Deterministic: ties keep the earliest start.
+    Deterministic: ties keep the earliest start. ``effort`` nominal seconds
+    (:data:`PASS_CELLS_PER_SECOND`) cap the sweeps of the matrix over all starts: a start costs
+    one for its construction plus its local search, and none begins once the budget is spent
+    (the first always runs), so large instances get fewer starts, never a timeout.
     """
     dist = np.ascontiguousarray(dist, dtype=np.int64)
     n = dist.shape[0]
     if n <= 3:
         tour = np.arange(n, dtype=np.int64)
         return tour, int(tour_length(dist, tour)) if n else 0
+    passes = work_units(effort, PASS_CELLS_PER_SECOND) // (n * n)
     best_tour, best_length = np.empty(0, np.int64), -1
     for start in range(min(n, max_starts)):
+        if start and passes < 2:
+            break
         tour = nearest_neighbour(dist, start)
-        local_search(dist, tour)
+        passes -= 1 + local_search(dist, tour, max(passes - 1, 1))
         length = int(tour_length(dist, tour))
         if best_length < 0 or length < best_length:
             best_tour, best_length = tour, length
@@ -216,20 +255,98 @@ def canonical_tour(tour: np.ndarray) -> list[int]:
     return [*order, 0]
 
 
-@dataclass(frozen=True)
-class ExactResult:
-    """Outcome of :func:`branch_and_cut`: the best tour and what was proven about it."""
+@njit
+def _one_tree(dist: np.ndarray, penalty: np.ndarray, degree: np.ndarray) -> float:
+    """Cost of a minimum 1-tree under ``dist[i, j] + penalty[i] + penalty[j]`` (a spanning tree
+    on cities 1..n-1 by Prim's algorithm, plus city 0's two cheapest edges), with each city's
+    degree written to ``degree``."""
+    n = dist.shape[0]
+    in_tree = np.zeros(n, np.bool_)
+    key = np.full(n, np.inf)
+    parent = np.full(n, -1, np.int64)
+    degree[:] = 0
+    total = 0.0
+    key[1] = 0.0
+    for _ in range(n - 1):
+        city, smallest = -1, np.inf
+        for other in range(1, n):
+            if not in_tree[other] and key[other] < smallest:
+                city, smallest = other, key[other]
+        in_tree[city] = True
+        total += smallest
+        if parent[city] >= 0:
+            degree[city] += 1
+            degree[parent[city]] += 1
+        for other in range(1, n):
+            if not in_tree[other]:
+                cost = dist[city, other] + penalty[city] + penalty[other]
+                if cost < key[other]:
+                    key[other], parent[other] = cost, city
+    first, second = -1, -1
+    for other in range(1, n):
+        cost = dist[0, other] + penalty[0] + penalty[other]
+        if first < 0 or cost < dist[0, first] + penalty[0] + penalty[first]:
+            first, second = other, first
+        elif second < 0 or cost < dist[0, second] + penalty[0] + penalty[second]:
+            second = other
+    total += dist[0, first] + dist[0, second] + 2 * penalty[0] + penalty[first] + penalty[second]
+    degree[0] = 2
+    degree[first] += 1
+    degree[second] += 1
+    return total
 
-    tour: np.ndarray
-    length: int
-    proven_optimal: bool
-    lower_bound: int
+
+@njit
+def _subgradient(dist: np.ndarray, upper: float, iterations: int) -> float:
+    """Best Held-Karp bound ``1-tree(penalty) - 2 * sum(penalty)`` over ``iterations`` steps of
+    subgradient ascent (Held, Wolfe and Crowder's step rule, halved after 20 steps without
+    progress)."""
+    n = dist.shape[0]
+    penalty = np.zeros(n)
+    degree = np.zeros(n, np.int64)
+    best = -np.inf
+    scale, stale = 2.0, 0
+    for _ in range(iterations):
+        value = _one_tree(dist, penalty, degree) - 2.0 * penalty.sum()
+        if value > best + 1e-9:
+            best, stale = value, 0
+        else:
+            stale += 1
+            if stale >= 20:
+                scale, stale = scale / 2.0, 0
+        norm = 0.0
+        for city in range(n):
+            norm += (degree[city] - 2) ** 2
+        if norm == 0 or scale < 1e-6:
+            break
+        step = scale * (upper - value) / norm
+        for city in range(n):
+            penalty[city] += step * (degree[city] - 2)
+    return best
+
+
+def one_tree_bound(dist: np.ndarray, upper: int, effort: float = 60.0) -> int:
+    """Held-Karp lower bound on the optimal tour, rounded up: at most :data:`ONE_TREE_ITERATIONS`
+    subgradient steps and at most ``effort`` nominal seconds of them
+    (:data:`ONE_TREE_CELLS_PER_SECOND`). ``upper`` (a tour length) scales the steps."""
+    dist = np.ascontiguousarray(dist, dtype=np.int64)
+    n = dist.shape[0]
+    if n <= 3:
+        return int(upper)
+    iterations = min(ONE_TREE_ITERATIONS, work_units(effort, ONE_TREE_CELLS_PER_SECOND) // (n * n))
+    value = _subgradient(dist.astype(np.float64), float(upper), max(iterations, 1))
+    if not math.isfinite(value):
+        return 0
+    return min(int(upper), max(0, math.ceil(value - 1e-6 * max(1.0, abs(value)))))
 
 
 class _SubtourModel:
     """Edge variables ``x_ij`` (i < j), degree-2 rows and a growing pool of subtour cuts."""
 
     def __init__(self, dist: np.ndarray) -> None:
+        from scipy.optimize import LinearConstraint
+        from scipy.sparse import csr_matrix
+
         self.n = n = dist.shape[0]
         self.tail, self.head = np.triu_indices(n, 1)
         self.costs = dist[self.tail, self.head].astype(np.float64)
@@ -257,8 +374,14 @@ class _SubtourModel:
         self.cuts.append(members)
         return True
 
-    def solve(self, integral: bool, time_limit: float) -> tuple[np.ndarray | None, float, bool]:
-        """Solve the relaxation; return (x, lower bound, solved to optimality)."""
+    def solve(
+        self, integral: bool, time_limit: float, node_limit: int
+    ) -> tuple[np.ndarray | None, float, bool, int]:
+        """Solve the relaxation; return (x, lower bound (-inf if none), solved to optimality,
+        branch-and-bound nodes used (1 for an LP))."""
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import csr_matrix
+
         constraints = [self.degree_rows]
         if self.cuts:
             rows, columns = [], []
@@ -280,15 +403,20 @@ class _SubtourModel:
             constraints=constraints,
             integrality=np.full(self.costs.size, 1 if integral else 0),
             bounds=Bounds(0, 1),
-            options={"time_limit": max(time_limit, 0.01)},
+            options={"time_limit": max(time_limit, 0.001), "node_limit": node_limit},
         )
+        nodes = max(1, int(getattr(result, "mip_node_count", 1) or 1))
         if result.status == 0:
-            return result.x, float(result.fun), True
+            return result.x, float(result.fun), True, nodes
         bound = getattr(result, "mip_dual_bound", None)
-        return result.x, float(bound) if bound is not None else -np.inf, False
+        if bound is None or not np.isfinite(bound):
+            bound = -np.inf
+        return result.x, float(bound), False, nodes
 
     def components(self, chosen: np.ndarray) -> list[list[int]]:
         """Connected components of the graph formed by the chosen edge indices."""
+        import networkx as nx
+
         graph = nx.Graph()
         graph.add_nodes_from(range(self.n))
         graph.add_edges_from(
@@ -315,34 +443,60 @@ class _SubtourModel:
         return np.array(order, dtype=np.int64)
 
 
-def branch_and_cut(
-    dist: np.ndarray, time_limit: float = 60.0, incumbent: np.ndarray | None = None
-) -> ExactResult:
-    """Prove the optimal tour (or report the best bound found within ``time_limit`` seconds).
+def _rounded_bound(bound: float) -> int:
+    """A relaxation's objective as an integer lower bound (0 when there is none)."""
+    return math.ceil(bound - 1e-6) if math.isfinite(bound) else 0
 
-    ``incumbent`` (a tour, e.g. from :func:`heuristic_tour`) is returned when it is proven
-    optimal by the relaxation's bound, which often ends the search before any integer solve.
+
+def branch_and_cut(
+    dist: np.ndarray,
+    effort: float = 60.0,
+    incumbent: np.ndarray | None = None,
+    deadline: Deadline | None = None,
+) -> SolverResult[np.ndarray]:
+    """Prove the optimal tour within ``effort`` nominal seconds of work, or report the best tour
+    and the best lower bound (the subtour LP's or the Held-Karp 1-tree's).
+
+    ``incumbent`` (a tour, e.g. from :func:`heuristic_tour`) is returned when a bound proves it
+    optimal, which often ends the search before any integer solve. The work is counted in LP
+    columns solved (:data:`LP_COLUMNS_PER_SECOND`; an integer solve gets the nodes that the rest
+    of the budget pays for); ``deadline`` is the wall-clock safety net. ``work`` counts LP
+    columns.
     """
+    import networkx as nx
+
     dist = np.ascontiguousarray(dist, dtype=np.int64)
     n = dist.shape[0]
+    deadline = deadline or Deadline.for_effort(effort)
     if incumbent is None:
-        incumbent, _ = heuristic_tour(dist)
+        incumbent, _ = heuristic_tour(dist, effort=effort)
     best_tour = np.asarray(incumbent, dtype=np.int64)
     best_length = int(tour_length(dist, best_tour))
     if n <= 3:
-        return ExactResult(best_tour, best_length, True, best_length)
-    deadline = time.monotonic() + time_limit
+        return SolverResult(best_tour, best_length, best_length, 0, "", BRANCH_AND_CUT_SOLVER)
+    if n > LP_MAX_CITIES:
+        tree_bound = one_tree_bound(dist, best_length, effort)
+        proven = tree_bound >= best_length
+        stopped = "" if proven else "deadline" if deadline.expired() else "budget"
+        return SolverResult(best_tour, best_length, tree_bound, 0, stopped, ONE_TREE_SOLVER)
     model = _SubtourModel(dist)
-    lower_bound = 0
+    budget = work_units(effort, LP_COLUMNS_PER_SECOND)
+    work, lower_bound = 0, 0
+
+    def out_of_work() -> bool:
+        return work >= budget or deadline.expired()
 
     # Phase 1: cutting planes on the LP relaxation.
-    while time.monotonic() < deadline:
-        x, bound, solved = model.solve(False, deadline - time.monotonic())
+    while not out_of_work():
+        x, bound, solved, _ = model.solve(False, deadline.remaining(), 1)
+        work += model.costs.size
         if not solved or x is None:
             break
-        lower_bound = max(lower_bound, int(np.ceil(bound - 1e-6)))
+        lower_bound = max(lower_bound, _rounded_bound(bound))
         if lower_bound >= best_length:
-            return ExactResult(best_tour, best_length, True, best_length)
+            return SolverResult(
+                best_tour, best_length, best_length, work, "", BRANCH_AND_CUT_SOLVER
+            )
         support = np.flatnonzero(x > 1e-6)
         parts = model.components(support)
         if len(parts) > 1:
@@ -357,9 +511,11 @@ def branch_and_cut(
             break
 
     # Phase 2: integer programme, adding the subtours of its optimum until it is one tour.
-    while time.monotonic() < deadline:
-        x, bound, solved = model.solve(True, deadline - time.monotonic())
-        lower_bound = max(lower_bound, int(np.ceil(bound - 1e-6)))
+    while not out_of_work():
+        node_limit = max(1, (budget - work) // model.costs.size)
+        x, bound, solved, nodes = model.solve(True, deadline.remaining(), node_limit)
+        work += model.costs.size * nodes
+        lower_bound = max(lower_bound, _rounded_bound(bound))
         if not solved or x is None:
             break
         parts = model.components(np.flatnonzero(x > 0.5))
@@ -368,9 +524,17 @@ def branch_and_cut(
             length = int(tour_length(dist, tour))
             if length < best_length:
                 best_tour, best_length = tour, length
-            return ExactResult(best_tour, best_length, True, best_length)
+            return SolverResult(
+                best_tour, best_length, best_length, work, "", BRANCH_AND_CUT_SOLVER
+            )
         for part in parts:
             model.add_cut(part)
-    return ExactResult(
-        best_tour, best_length, lower_bound >= best_length, min(lower_bound, best_length)
-    )
+    timed_out = deadline.expired()
+    solver = BRANCH_AND_CUT_SOLVER
+    if lower_bound < best_length:
+        tree = one_tree_bound(dist, best_length, effort)
+        if tree > lower_bound:
+            lower_bound, solver = tree, f"{solver}; {ONE_TREE_SOLVER}"
+    lower_bound = min(lower_bound, best_length)
+    stopped = "" if lower_bound == best_length else "deadline" if timed_out else "budget"
+    return SolverResult(best_tour, best_length, lower_bound, work, stopped, solver)

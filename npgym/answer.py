@@ -7,6 +7,18 @@ markdown emphasis and code fences; parse the first value there with a small toke
 answer's length. Anything else is a format failure, raised as :class:`AnswerFormatError`, never
 another exception.
 
+Only the last :data:`MAX_SCAN_CHARS` characters (1 MiB) of a completion are searched for the
+marker: scoring time is bounded by that window, not by the length of the completion, so a 10 MB
+completion costs no more than a 1 MB one. A marker further back than that is not seen (the
+completion is a format failure unless a later marker exists).
+
+Two parsers read the value after the marker and give the same verdict on every input. The fast
+one (:func:`parse_value_fast`, used by ``Task.score``) scans the UTF-8 bytes once in a numba
+kernel and returns lists of integers as int64 arrays; whenever the text is not a list of integers
+or a list of such lists, or is malformed, it hands the text to the reference tokenizer
+(:func:`parse_value_reference`), which returns the value or the precise error. A differential
+test holds the two to the same verdict.
+
 Whitespace has one meaning in every step: the characters that Python's ``\\s`` and
 ``str.isspace()`` accept (ASCII blanks, the separators of categories Zs, Zl and Zp, and the control
 characters ``\\x1c``-``\\x1f`` and ``\\x85``). Integers are converted from runs of ASCII digits
@@ -21,12 +33,17 @@ verifiers take.
 from __future__ import annotations
 
 import re
-from typing import Any, TypeAlias
+from functools import cache
+from itertools import pairwise
+from types import ModuleType
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 
 MAX_ANSWER_CHARS = 64 * 1024
 """Default cap on the answer text after the marker; a longer value is a format failure."""
+MAX_SCAN_CHARS = 1024 * 1024
+"""Only this many characters at the end of a completion are searched for the answer marker."""
 MAX_DEPTH = 6
 """Deepest list nesting accepted in an answer."""
 MAX_DIGITS = 18
@@ -51,15 +68,17 @@ WHITESPACE = (
 _MARKER_GAP = f"[*_{re.escape(WHITESPACE)}]{{0,4}}:"
 _MARKER = re.compile(f"answer{_MARKER_GAP}", re.IGNORECASE | re.ASCII)
 _MARKER_TAIL = re.compile(_MARKER_GAP)
+_MARKER_SPAN = len("answer") + 4 + 1
+"""Longest marker: the word, four characters of emphasis or whitespace, the colon."""
+_FIRST_CHUNK = 512
+_PLAIN_MARKER = "Answer:"
 _BOXED = "\\boxed{"
 _LEADING_NOISE = WHITESPACE + "*_`$>#"
 _FENCE_TAG = re.compile(r"[A-Za-z0-9_+-]{0,20}[^\S\n]*\n")
 _TOKEN = re.compile(r"\s*(?:(-?[0-9]+)|([A-Za-z]+)|(\S))")
-_FLAT = r"\[\s*(?:-?[0-9]{1,18}\s*,\s*)*(?:-?[0-9]{1,18}\s*(?:,\s*)?)?\]"
-_FLAT_INT_LIST = re.compile(_FLAT)
-_LIST_OF_FLAT_INT_LISTS = re.compile(rf"\[\s*(?:{_FLAT}\s*,\s*)*(?:{_FLAT}\s*(?:,\s*)?)?\]")
-_INNER_LIST = re.compile(r"\[([^\[\]]*)\]")
-_INTEGER = re.compile(r"-?[0-9]+")
+_OPENERS = ("[", "(")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_WORD = re.compile(r"[A-Za-z]+")
 _CLOSER = {"[": "]", "(": ")"}
 
 
@@ -71,6 +90,16 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
     """
     if not isinstance(text, str):
         raise AnswerFormatError("completion is not text")
+    if len(text) > MAX_SCAN_CHARS:
+        text = text[-MAX_SCAN_CHARS:]
+    plain = text.rfind(_PLAIN_MARKER)
+    if plain >= 0:
+        # The usual case: "Answer:" with nothing after it that could start a later marker or a
+        # \boxed{} (no "answer" in any case, no "\boxed{"), so it is the last marker.
+        marker_end = plain + len(_PLAIN_MARKER)
+        tail = text[marker_end:]
+        if "answer" not in tail.lower() and _BOXED not in tail:
+            return _skip_noise(tail[: max_chars + 64])
     marker_end = _last_marker_end(text)
     boxed_start = text.rfind(_BOXED)
     if boxed_start >= 0 and boxed_start >= marker_end:
@@ -81,12 +110,31 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
 
 
 def _last_marker_end(text: str) -> int:
-    """Index just past the last ``Answer:`` marker (any case, emphasis allowed), or -1."""
-    lowered = text.lower()
-    if len(lowered) != len(text):
+    """Index just past the last ``Answer:`` marker (any case, emphasis allowed), or -1.
+
+    The text is searched from the end in growing chunks, so the usual completion, whose answer is
+    near its end, lower-cases a few hundred characters instead of all of them. Each chunk reaches
+    :data:`_MARKER_SPAN` characters into the next one, so a marker across the seam is seen whole.
+    """
+    end = len(text)
+    size = _FIRST_CHUNK
+    while end > 0:
+        start = max(0, end - size)
+        found = _last_marker_in(text[start : end + _MARKER_SPAN])
+        if found >= 0:
+            return start + found
+        end = start
+        size *= 4
+    return -1
+
+
+def _last_marker_in(chunk: str) -> int:
+    """Index just past the last marker in ``chunk``, or -1."""
+    lowered = chunk.lower()
+    if len(lowered) != len(chunk):
         # A few characters lower-case to two; positions would shift, so take the slow path.
         marker_end = -1
-        for match in _MARKER.finditer(text):
+        for match in _MARKER.finditer(chunk):
             marker_end = match.end()
         return marker_end
     position = len(lowered)
@@ -116,6 +164,8 @@ def _boxed_content(text: str, start: int, max_chars: int) -> str:
 
 def _skip_noise(segment: str) -> str:
     """Drop leading whitespace, emphasis, quote marks, math delimiters and code-fence tags."""
+    if segment[1:2] in _OPENERS and segment[:1] == " ":  # the usual "Answer: [...": one space
+        return segment[1:]
     start = 0
     while True:
         while start < len(segment) and segment[start] in _LEADING_NOISE:
@@ -135,28 +185,85 @@ def parse_value(segment: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:
     :data:`MAX_DEPTH` deep. Whatever follows the value (a period, prose, a closing fence) is
     ignored. A value that does not close within ``max_chars`` characters is rejected.
     """
+    return to_python(parse_value_fast(segment, max_chars))
+
+
+def parse_value_fast(
+    segment: str, max_chars: int = MAX_ANSWER_CHARS
+) -> Value | np.ndarray | IntRows:
+    """:func:`parse_value`, but a list of integers comes back as an int64 array and a list of such
+    lists as :class:`IntRows`, as the numba scanner made them (no Python ints on the way).
+
+    Values of any other shape, and every malformed answer, go to :func:`parse_value_reference`,
+    so the verdict and the error message are the reference's.
+    """
     window = segment[:max_chars]
-    if window.startswith("["):
-        # Fast paths for the common shapes, a flat list of integers and a list of such lists;
-        # the full parser handles the rest and produces the precise error messages.
-        close = window.find("]")
-        if close > 0 and _FLAT_INT_LIST.fullmatch(window, 0, close + 1):
-            return _int_items(window[1:close])
-        nested = _LIST_OF_FLAT_INT_LISTS.match(window)
-        if nested is not None:
-            return [_int_items(body) for body in _INNER_LIST.findall(nested.group())]
-    tokens = _Tokens(window)
-    value = _parse(tokens, 0, max_chars)
+    first = window[:1]
+    if first in _LETTERS:  # a word (the reference's first token): "Impossible", or prose
+        return _WORD.match(window).group()  # type: ignore[union-attr]
+    if first in _OPENERS or (first and first in WHITESPACE):
+        scanner = _scan()
+        outcome, values, offsets = scanner.scan(window.encode("utf-8", "surrogatepass"))
+        if outcome == scanner.FLAT:
+            return values
+        if outcome == scanner.NESTED:
+            return IntRows(values, offsets)
+    return parse_value_reference(window, max_chars)
+
+
+def parse_value_reference(segment: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:
+    """The reference parser: a small recursive-descent tokenizer over the text, one token at a
+    time. Slower than the scanner, it defines the verdict and the error message of every input."""
+    tokens = _Tokens(segment[:max_chars])
+    return _parse(tokens, 0, max_chars)
+
+
+class IntRows:
+    """A list of integer lists as one flat int64 array: row ``r`` is
+    ``values[offsets[r]:offsets[r + 1]]``. What :func:`parse_value_fast` returns for ``[[..], ..]``.
+    """
+
+    __slots__ = ("offsets", "values")
+
+    def __init__(self, values: np.ndarray, offsets: np.ndarray) -> None:
+        self.values = values
+        self.offsets = offsets
+
+    def __len__(self) -> int:
+        return self.offsets.shape[0] - 1
+
+    def first_row_not_of_length(self, length: int) -> int:
+        """Index of the first row that does not hold exactly ``length`` integers, or -1."""
+        return _scan().first_row_not_of_length(self.offsets, length)
+
+    def row_length(self, index: int) -> int:
+        """How many integers row ``index`` holds."""
+        return int(self.offsets[index + 1] - self.offsets[index])
+
+    def row(self, index: int) -> np.ndarray:
+        """Row ``index`` as an int64 array (a view)."""
+        return self.values[self.offsets[index] : self.offsets[index + 1]]
+
+    def tolist(self) -> list[list[int]]:
+        """The rows as Python lists of ints, as :func:`parse_value` returns them."""
+        flat = self.values.tolist()
+        bounds = self.offsets.tolist()
+        return [flat[start:stop] for start, stop in pairwise(bounds)]
+
+
+def to_python(value: Value | np.ndarray | IntRows) -> Value:
+    """A value from :func:`parse_value_fast` in :func:`parse_value`'s plain Python form."""
+    if isinstance(value, (np.ndarray, IntRows)):
+        return cast(Value, value.tolist())
     return value
 
 
-def _int_items(body: str) -> list[Value]:
-    """The integers of a list body already matched by ``_FLAT`` (a trailing comma allowed).
+@cache
+def _scan() -> ModuleType:
+    """The numba scanner module, imported on first use so that ``import npgym`` stays light."""
+    from npgym import _scan as scanner
 
-    Each integer is converted from its digits alone: the separators around it may be characters
-    that ``\\s`` matches but ``int()`` rejects (``\\x1c``-``\\x1f``).
-    """
-    return list(map(int, _INTEGER.findall(body)))
+    return scanner
 
 
 def parse_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:
@@ -253,7 +360,7 @@ def _to_int(digits: str) -> int:
 
 def as_list(value: Any, what: str) -> list[Any]:
     """Return ``value`` as a list, or raise a format error naming ``what`` was expected."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, IntRows)):
         return value.tolist()
     if isinstance(value, (list, tuple)):
         return list(value)
@@ -266,10 +373,15 @@ def as_int_array(value: Any, what: str) -> np.ndarray:
     Accepts a list or tuple of ints (numpy integers too) or an integer numpy array; rejects bools,
     floats, strings, nested lists and integers of :data:`INT_LIMIT` or more in magnitude.
     """
-    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
-        if value.size and int(np.abs(value).max()) >= INT_LIMIT:
-            raise AnswerFormatError(f"integer out of range in the {what}")
-        return value.astype(np.int64, copy=False)
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        if value.dtype == np.int64:  # what the parser makes: one pass, no temporaries
+            if not _scan().within(value, INT_LIMIT):
+                raise AnswerFormatError(f"integer out of range in the {what}")
+            return value
+        if value.dtype.kind in "iu":
+            if value.size and int(np.abs(value).max()) >= INT_LIMIT:
+                raise AnswerFormatError(f"integer out of range in the {what}")
+            return value.astype(np.int64)
     items = as_list(value, what)
     if not all(type(item) is int for item in items):  # parsed answers hold plain ints
         for item in items:
@@ -290,7 +402,7 @@ def _kind(value: Any) -> str:
         return "a boolean"
     if isinstance(value, str):
         return "a word"
-    if isinstance(value, (list, tuple, np.ndarray)):
+    if isinstance(value, (list, tuple, np.ndarray, IntRows)):
         return "a list"
     if isinstance(value, (int, np.integer)):
         return "an integer"

@@ -13,10 +13,11 @@ import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
-from npgym.config import TIERS
+from npgym.config import MAX_DIFFICULTY, TIERS
 from npgym.datasets import Backend, DatasetError, DatasetSpec, ReferenceMode, Split, make_rows
 from npgym.records import RecordError, read_jsonl, write_jsonl
 from npgym.registry import env_id, get_task, list_tasks
+from npgym.reward import DEFAULT_PRESET, PRESETS
 
 if TYPE_CHECKING:
     from npgym.npbench.agents import Agent
@@ -44,7 +45,9 @@ def list_command() -> None:
 @main.command()
 @click.argument("task_name", metavar="TASK")
 @click.option("--tier", type=click.Choice(TIERS), help="Tier preset (default: medium).")
-@click.option("--difficulty", type=click.FloatRange(0, 1), help="Continuous difficulty instead.")
+@click.option(
+    "--difficulty", type=click.FloatRange(0, MAX_DIFFICULTY), help="Continuous difficulty instead."
+)
 @click.option(
     "--overrides",
     "--config",
@@ -395,6 +398,14 @@ def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | 
     help="Report folder (default: <dataset>/eval-<source>).",
 )
 @click.option(
+    "--reward",
+    "reward_preset",
+    type=click.Choice(sorted(PRESETS)),
+    default=DEFAULT_PRESET,
+    show_default=True,
+    help="Reward preset for the mean reward (Success Rate and Average Ratio use np-engine).",
+)
+@click.option(
     "--compare",
     nargs=2,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -418,6 +429,7 @@ def eval_command(
     extra_body: str | None,
     allow_missing: bool,
     output: Path | None,
+    reward_preset: str,
     compare: tuple[Path, Path] | None,
 ) -> None:
     """Score completions on a built DATASET: Success Rate and Average Ratio per task, category
@@ -472,7 +484,7 @@ def eval_command(
             for identifier, reason in list(run.failed.items())[:5]:
                 click.echo(f"  missing {identifier}: {reason}", err=True)
             texts = evaluation.read_completions(sampled)
-        report = evaluation.evaluate(rows, texts, source=source)
+        report = evaluation.evaluate(rows, texts, source=source, reward=reward_preset)
     except (BuildError, RecordError, evaluation.CompletionsError) as error:
         raise click.ClickException(str(error)) from error
     except (sampler.EndpointError, sampler.CompletionsFileError) as error:

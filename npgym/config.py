@@ -1,24 +1,36 @@
 """Generator configurations: pydantic models with tier presets and a continuous difficulty knob.
 
 Every task has a config model (a subclass of :class:`GeneratorConfig`) and four presets, the
-published NP-ENGINE tiers. The difficulty knob in [0, 1] places the tiers at 0.2 (easy), 0.4
-(medium), 0.6 (hard) and 0.8 (benchmark) and interpolates numeric fields linearly between them;
-below 0.2 and above 0.8 it extrapolates the nearest segment, so 0 is easier than *easy* and 1
-harder than *benchmark*. Integer fields are rounded, every value is clamped to its field's bounds,
-and non-numeric fields (a metric, a flag) come from the tier at or below the knob.
+published NP-ENGINE tiers. The difficulty knob in [0, :data:`MAX_DIFFICULTY`] places the tiers at
+0.2 (easy), 0.4 (medium), 0.6 (hard) and 0.8 (benchmark):
+
+- up to 0.8 it interpolates numeric fields linearly between the tiers; below 0.2 it extrapolates
+  the easy-medium segment, so 0 is easier than *easy*;
+- above 0.8 the instance grows geometrically: each field named in the config's ``growth`` map is
+  the benchmark value times ``factor ** exponent``, where ``factor`` rises smoothly from 1 at 0.8
+  to :data:`GROWTH_AT_MAX` (10) at :data:`MAX_DIFFICULTY` (2.0); every other field keeps its
+  benchmark value. So difficulty 2.0 draws instances ten times the benchmark size.
+
+Integer fields are rounded, every value is clamped to its field's bounds, and non-numeric fields
+(a metric, a flag) come from the tier at or below the knob.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import annotated_types
 from pydantic import BaseModel, ConfigDict, model_validator
 
 TIERS = ("easy", "medium", "hard", "benchmark")
 TIER_DIFFICULTY = {"easy": 0.2, "medium": 0.4, "hard": 0.6, "benchmark": 0.8}
+MIN_DIFFICULTY = 0.0
+MAX_DIFFICULTY = 2.0
+"""The top of the difficulty knob: instances there are :data:`GROWTH_AT_MAX` times the
+benchmark size."""
+GROWTH_AT_MAX = 10.0
 
 C = TypeVar("C", bound="GeneratorConfig")
 
@@ -31,6 +43,11 @@ class GeneratorConfig(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    growth: ClassVar[Mapping[str, float]] = {}
+    """Exponent per field for difficulties above the benchmark tier: the field is the benchmark
+    value times ``growth_factor(difficulty) ** exponent`` (1: grows with the instance, 0.5: with
+    its square root, -1: shrinks as it grows). Fields not named keep their benchmark value."""
 
     @model_validator(mode="after")
     def _ranges_ordered(self) -> GeneratorConfig:
@@ -73,10 +90,38 @@ def resolve_config(
     return config_type.model_validate({**base.model_dump(), **dict(overrides)})
 
 
+def growth_factor(difficulty: float) -> float:
+    """How many times the benchmark size an instance at ``difficulty`` is (1 up to 0.8).
+
+    Geometric in the difficulty: 1 at the benchmark tier, :data:`GROWTH_AT_MAX` at
+    :data:`MAX_DIFFICULTY`, so each step of the knob multiplies the size by the same amount.
+    """
+    top = TIER_DIFFICULTY["benchmark"]
+    if difficulty <= top:
+        return 1.0
+    return float(GROWTH_AT_MAX ** ((difficulty - top) / (MAX_DIFFICULTY - top)))
+
+
+def check_difficulty(difficulty: object) -> float:
+    """``difficulty`` as a float, or a ``ValueError`` that states the accepted range."""
+    if (
+        isinstance(difficulty, bool)
+        or not isinstance(difficulty, (int, float))
+        or not MIN_DIFFICULTY <= difficulty <= MAX_DIFFICULTY
+    ):
+        raise ValueError(
+            f"difficulty must be a number in [{MIN_DIFFICULTY:g}, {MAX_DIFFICULTY:g}] "
+            f"(easy 0.2, medium 0.4, hard 0.6, benchmark 0.8, {GROWTH_AT_MAX:g}x the benchmark "
+            f"size at {MAX_DIFFICULTY:g}), got {difficulty!r}"
+        )
+    return float(difficulty)
+
+
 def interpolate(presets: Mapping[str, C], difficulty: float) -> C:
-    """The config at ``difficulty`` in [0, 1], interpolated between the tier presets."""
-    if not isinstance(difficulty, (int, float)) or not 0.0 <= difficulty <= 1.0:
-        raise ValueError(f"difficulty must be a number in [0, 1], got {difficulty!r}")
+    """The config at ``difficulty`` in [0, :data:`MAX_DIFFICULTY`] (see the module docstring)."""
+    difficulty = check_difficulty(difficulty)
+    if difficulty > TIER_DIFFICULTY["benchmark"]:
+        return _grow(presets["benchmark"], growth_factor(difficulty))
     anchors = [(TIER_DIFFICULTY[tier], presets[tier]) for tier in TIERS]
     segment = 0
     while segment < len(anchors) - 2 and difficulty > anchors[segment + 1][0]:
@@ -95,12 +140,26 @@ def interpolate(presets: Mapping[str, C], difficulty: float) -> C:
             values[name] = getattr(floor_preset, name)
             continue
         value = a + (b - a) * weight
-        if isinstance(a, int) and isinstance(b, int):
-            value = math.floor(value + 0.5)
-        else:
-            value = round(value, 6)
-        values[name] = _clamp(value, field.metadata)
+        values[name] = _clamp(
+            _rounded(value, integral=isinstance(a, int) and isinstance(b, int)), field.metadata
+        )
     return config_type.model_validate(values)
+
+
+def _grow(benchmark: C, factor: float) -> C:
+    """``benchmark`` with every field of its ``growth`` map scaled by ``factor ** exponent``."""
+    config_type = type(benchmark)
+    values = benchmark.model_dump()
+    for name, exponent in config_type.growth.items():
+        base = values[name]
+        value = _rounded(base * factor**exponent, integral=isinstance(base, int))
+        values[name] = _clamp(value, config_type.model_fields[name].metadata)
+    return config_type.model_validate(values)
+
+
+def _rounded(value: float, *, integral: bool) -> int | float:
+    """Round half up to an int for integer fields; six decimals for float fields."""
+    return math.floor(value + 0.5) if integral else round(value, 6)
 
 
 def _clamp(value: float, constraints: list[Any]) -> Any:

@@ -35,6 +35,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from npgym.config import MAX_DIFFICULTY
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Score
@@ -93,7 +94,7 @@ class AdaptiveCurriculum:
         window: int = 16,
         pass_ratio: float = 1.0,
         min_difficulty: float = 0.0,
-        max_difficulty: float = 1.0,
+        max_difficulty: float = MAX_DIFFICULTY,
         memory: int = 1 << 16,
         exclude_benchmark: bool = True,
     ) -> None:

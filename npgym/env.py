@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
 from npgym.registry import get_task
-from npgym.reward import RewardConfig
+from npgym.reward import RewardConfig, resolve_reward
 
 MAX_TEXT_CHARS = 1 << 20
 """Longest prompt or completion the text spaces declare (``step`` scores longer text too)."""
@@ -51,7 +51,8 @@ class NPGymEnv(gym.Env[str, str]):
 
     Other options (``gym.make("npgym/TSP-hard", **options)``): ``config`` overrides generator
     fields, ``difficulty`` replaces the tier by the continuous knob, ``reward`` sets the reward
-    weights (a :class:`RewardConfig` or a mapping), ``exact_reference=False`` skips the
+    (a preset name, ``"np-engine"`` by default or ``"strict"``, a :class:`RewardConfig` or a
+    mapping of weights), ``exact_reference=False`` skips the
     optimality proof and compares against the heuristic, ``reference_time_limit`` bounds the
     proof in seconds (a positive finite number).
     """
@@ -65,7 +66,7 @@ class NPGymEnv(gym.Env[str, str]):
         *,
         difficulty: float | None = None,
         config: Mapping[str, Any] | None = None,
-        reward: RewardConfig | Mapping[str, float] | None = None,
+        reward: RewardConfig | Mapping[str, float] | str | None = None,
         exact_reference: bool = True,
         reference_time_limit: float | None = None,
         max_attempts: int = 1,
@@ -78,11 +79,7 @@ class NPGymEnv(gym.Env[str, str]):
         self.difficulty = difficulty
         self.overrides = dict(config) if config else None
         self.task.config(self.tier, difficulty, self.overrides)  # fail at make() on a bad config
-        self.reward_config = (
-            reward
-            if isinstance(reward, RewardConfig)
-            else RewardConfig.model_validate(reward or {})
-        )
+        self.reward_config = resolve_reward(dict(reward) if isinstance(reward, Mapping) else reward)
         self.exact_reference = exact_reference
         self.reference_time_limit = check_reference_time_limit(reference_time_limit)
         self.repair = RepairConfig(

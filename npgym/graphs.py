@@ -6,11 +6,14 @@ equal graphs have equal JSON.
 
 from __future__ import annotations
 
+import threading
+from itertools import chain
 from typing import ClassVar
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from npgym.heuristics.jit import njit
 from npgym.instance import Instance, Int
 
 MAX_VERTICES = 5000
@@ -27,19 +30,21 @@ class GraphInstance(Instance):
     @field_validator("edges", mode="after")
     @classmethod
     def _canonical_edges(cls, edges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-        ordered = sorted((min(u, v), max(u, v)) for u, v in edges)
-        for index, (u, v) in enumerate(ordered):
-            if u == v:
-                raise ValueError(f"edge ({u}, {v}) is a self-loop")
-            if index and ordered[index - 1] == (u, v):
-                raise ValueError(f"edge ({u}, {v}) appears twice")
-        return tuple(ordered)
+        canonical = canonical_edge_rows(edges, 2)
+        if canonical is None:
+            return _canonical_edges_python(edges)
+        return canonical  # type: ignore[return-value]  # rows of two ints, checked there
 
     @model_validator(mode="after")
     def _edges_in_range(self) -> GraphInstance:
-        for u, v in self.edges:
-            if u < 0 or v >= self.n:
-                raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{self.n - 1}")
+        pairs = validated_rows(self.edges, 2)
+        if pairs is None:
+            return _edges_in_range_python(self)
+        outside = first_outside(pairs, self.n)
+        if outside >= 0:
+            u, v = pairs[outside].tolist()
+            raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{self.n - 1}")
+        self.cached("edge_array", lambda: pairs)
         return self
 
     @property
@@ -49,7 +54,7 @@ class GraphInstance(Instance):
         def build() -> np.ndarray:
             matrix = np.zeros((self.n, self.n), dtype=np.bool_)
             if self.edges:
-                pairs = np.array(self.edges, dtype=np.int64)
+                pairs = self.edge_array
                 matrix[pairs[:, 0], pairs[:, 1]] = True
                 matrix[pairs[:, 1], pairs[:, 0]] = True
             matrix.setflags(write=False)
@@ -75,6 +80,131 @@ class GraphInstance(Instance):
             lists[u].append(v)
             lists[v].append(u)
         return [sorted(items) for items in lists]
+
+
+def int64_rows(rows: tuple[tuple[int, ...], ...], width: int) -> np.ndarray | None:
+    """``rows`` (tuples of ``width`` ints) as an ``(len, width)`` int64 array, read in one pass;
+    None when an integer does not fit in int64 (then the caller's exact Python path decides)."""
+    try:
+        flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=width * len(rows))
+    except OverflowError:
+        return None
+    return flat.reshape(-1, width)
+
+
+_last_rows = threading.local()
+"""The array of the edges the field validator just made canonical, for the model validator."""
+
+
+def canonical_edge_rows(
+    edges: tuple[tuple[int, ...], ...], width: int, max_weight: int = 0
+) -> tuple[tuple[int, ...], ...] | None:
+    """Edges ``(u, v)`` or ``(u, v, w)`` in canonical form: ``u < v``, sorted, no pair twice.
+
+    Raises the error a left-to-right check of the sorted list meets first: a self-loop, a
+    repeated pair, or (with ``max_weight``) a weight outside ``1..max_weight``. Returns None when
+    an integer does not fit in int64, for the caller's exact Python path. Input that is already
+    canonical (every instance read back from JSON) comes back as the same tuple.
+    """
+    rows = int64_rows(edges, width)
+    if rows is None:
+        return None
+    already = _is_canonical(rows)  # one kernel call for the usual case (sorted, u < v, no repeat)
+    if already:
+        low = high = rows[:0, 0]
+        problem = -1
+    else:
+        first, second = rows[:, 0], rows[:, 1]
+        low, high = np.minimum(first, second), np.maximum(first, second)
+        order = np.lexsort((rows[:, 2], high, low) if width == 3 else (high, low))
+        low, high = low[order], high[order]
+        rows = np.column_stack((low, high, rows[order, 2]) if width == 3 else (low, high))
+        problem = first_problem(low, high)
+    if max_weight:
+        heavy = _first_weight_outside(rows, max_weight)
+        if heavy >= 0 and (problem < 0 or heavy < problem):
+            u, v, w = rows[heavy].tolist()
+            raise ValueError(f"edge ({u}, {v}) has weight {w}; weights must lie in 1..{max_weight}")
+    if problem >= 0:
+        u, v = int(low[problem]), int(high[problem])
+        raise ValueError(
+            f"edge ({u}, {v}) is a self-loop" if u == v else f"edge ({u}, {v}) appears twice"
+        )
+    canonical = edges if already else tuple(map(tuple, rows.tolist()))
+    rows.setflags(write=False)
+    _last_rows.value = (canonical, rows)
+    return canonical
+
+
+def validated_rows(edges: tuple[tuple[int, ...], ...], width: int) -> np.ndarray | None:
+    """The read-only array of ``edges`` that :func:`canonical_edge_rows` just made, or a fresh
+    one (None when an integer does not fit in int64)."""
+    last = getattr(_last_rows, "value", None)
+    if last is not None and last[0] is edges:
+        return last[1]
+    rows = int64_rows(edges, width)
+    if rows is not None:
+        rows.setflags(write=False)
+    return rows
+
+
+@njit
+def _is_canonical(rows: np.ndarray) -> bool:
+    """Whether every edge row has ``u < v`` and the ``(u, v)`` pairs strictly increase."""
+    for index in range(rows.shape[0]):
+        u, v = rows[index, 0], rows[index, 1]
+        if u >= v:
+            return False
+        if index:
+            before_u, before_v = rows[index - 1, 0], rows[index - 1, 1]
+            if u < before_u or (u == before_u and v <= before_v):
+                return False
+    return True
+
+
+@njit
+def _first_weight_outside(rows: np.ndarray, max_weight: int) -> int:
+    """Index of the first row whose weight (column 2) lies outside ``1..max_weight``, or -1."""
+    for index in range(rows.shape[0]):
+        if rows[index, 2] < 1 or rows[index, 2] > max_weight:
+            return index
+    return -1
+
+
+@njit
+def first_outside(rows: np.ndarray, n: int) -> int:
+    """Index of the first edge row with a vertex outside ``0..n-1`` (``u < v`` rows), or -1."""
+    for index in range(rows.shape[0]):
+        if rows[index, 0] < 0 or rows[index, 1] >= n:
+            return index
+    return -1
+
+
+def first_problem(low: np.ndarray, high: np.ndarray) -> int:
+    """Index of the first sorted edge ``(low, high)`` that is a self-loop or repeats the one
+    before it, or -1: the edge a left-to-right check of the sorted list would report."""
+    problem = low == high
+    problem[1:] |= (low[1:] == low[:-1]) & (high[1:] == high[:-1])
+    index = int(np.argmax(problem)) if problem.size else 0
+    return index if problem.size and problem[index] else -1
+
+
+def _canonical_edges_python(edges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """The validator's exact path, for integers beyond int64 (and the twin its test compares)."""
+    ordered = sorted((min(u, v), max(u, v)) for u, v in edges)
+    for index, (u, v) in enumerate(ordered):
+        if u == v:
+            raise ValueError(f"edge ({u}, {v}) is a self-loop")
+        if index and ordered[index - 1] == (u, v):
+            raise ValueError(f"edge ({u}, {v}) appears twice")
+    return tuple(ordered)
+
+
+def _edges_in_range_python(instance: GraphInstance) -> GraphInstance:
+    for u, v in instance.edges:
+        if u < 0 or v >= instance.n:
+            raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{instance.n - 1}")
+    return instance
 
 
 def random_edges(rng: np.random.Generator, n: int, density: float) -> list[tuple[int, int]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 
 IDS_OK, ID_OUT_OF_RANGE, ID_REPEATED = 0, 1, 2
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from npgym.instance import Instance
 from npgym.results import Reference, Score
-from npgym.reward import DEFAULT_REWARD, RewardConfig
+from npgym.reward import DEFAULT_REWARD, RewardConfig, resolve_reward
 from npgym.task import Task
 
 RewardPolicy = Literal["last", "best", "discounted"]
@@ -79,8 +79,12 @@ class RepairSession:
     instance: Instance
     reference: Reference
     repair: RepairConfig = field(default_factory=RepairConfig)
-    reward_config: RewardConfig = DEFAULT_REWARD
+    reward_config: RewardConfig | str = DEFAULT_REWARD
+    """The reward: a :class:`RewardConfig` or a preset name (``"np-engine"``, ``"strict"``)."""
     scores: list[Score] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.reward_config = resolve_reward(self.reward_config)
 
     @property
     def done(self) -> bool:
@@ -108,6 +112,7 @@ class RepairSession:
     def reward(self) -> float:
         """The episode's reward so far (a format failure if nothing was submitted)."""
         if not self.scores:
-            return self.reward_config.format_fail + self.reward_config.infeasible
+            weights = resolve_reward(self.reward_config)
+            return weights.format_fail + weights.infeasible
         rewards = [score.reward for score in self.scores]
         return episode_reward(rewards, self.repair.policy, self.repair.discount)

@@ -7,8 +7,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from npgym.heuristics.result import SolverResult, relative_gap
+
 Objective = int | float
 ReferenceMethod = Literal["exact", "planted", "heuristic"]
+DEADLINE_NOTE = " [stopped by the wall-clock safety net]"
+"""Appended to ``Reference.solver`` when the safety net, not the work budget, ended the search."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +28,22 @@ class Reference(BaseModel):
     """The best known solution of an instance and how much we know about its optimality.
 
     ``method`` is ``exact`` when a solver proved optimality, ``planted`` when the construction
-    proves it, and ``heuristic`` otherwise; then ``bound`` (a proven bound on the optimum: lower
-    for minimisation, upper for maximisation) and ``gap`` (relative distance between objective and
-    bound) say how far from optimal the reference may be. ``solution`` is a witness in the
-    task's answer shape that the verifier accepts.
+    proves it, and ``heuristic`` otherwise. ``bound`` is a proven bound on the optimum (lower for
+    minimisation, upper for maximisation) and ``gap`` how far the objective may be from it, on
+    every task the same way (:func:`npgym.heuristics.result.relative_gap`)::
+
+        gap = |objective - bound| / max(|objective|, 1)
+
+    the relative MIP gap of Gurobi, CPLEX and HiGHS. It is relative to the reference itself, so
+    it bounds how far off a reward ratio computed against the reference can be: for a
+    minimisation the optimum is at least ``(1 - gap) * objective``, for a maximisation at most
+    ``(1 + gap) * objective``. Objectives are integers, so ``max(|objective|, 1)`` only guards
+    an objective of 0. ``gap`` is 0 exactly when the reference is proven optimal, and ``bound``
+    and ``gap`` are ``None`` when nothing is known (a heuristic reference without a bound, or an
+    instance without a solution). ``solution`` is a witness in the task's answer shape that the
+    verifier accepts. ``solver`` names the method; it ends in :data:`DEADLINE_NOTE` when the
+    wall-clock safety net, not the deterministic work budget, stopped the search (then, and only
+    then, the reference may differ on a faster machine).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -40,6 +56,39 @@ class Reference(BaseModel):
     bound: Objective | None = None
     gap: float | None = None
 
+    @classmethod
+    def from_result(
+        cls, result: SolverResult[Any], solution: Any, solver: str, proven_method: str = "exact"
+    ) -> Reference:
+        """The reference of an exact solver's result, ``solution`` being its witness in the
+        task's answer shape; ``proven_method`` is the method when it is proven optimal."""
+        proven = result.proven_optimal
+        return cls(
+            objective=result.objective,
+            solution=solution,
+            proven_optimal=proven,
+            method=proven_method if proven else "heuristic",
+            solver=solver + (DEADLINE_NOTE if result.stopped == "deadline" else ""),
+            bound=result.bound,
+            gap=result.gap,
+        )
+
+    @classmethod
+    def bounded(
+        cls, objective: int, solution: Any, bound: int, solver: str, method: str = "exact"
+    ) -> Reference:
+        """A reference with a known bound: proven (with ``method``) when the bound meets it."""
+        proven = bound == objective
+        return cls(
+            objective=objective,
+            solution=solution,
+            proven_optimal=proven,
+            method=method if proven else "heuristic",
+            solver=solver,
+            bound=bound,
+            gap=relative_gap(objective, bound),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Score:
@@ -48,6 +97,11 @@ class Score:
     ``ratio`` is the unclipped optimality ratio (objective vs. reference, >1 when the answer beats
     the reference), ``None`` unless the answer is feasible; ``optimality`` is that ratio clipped to
     [0, 1] and 0 for infeasible answers: the term of the reward and of NP-Bench's Average Ratio.
+    ``baseline_objective`` is the objective of the task's zero-effort answer
+    (``Task.baseline_solution``; ``None`` where the task has none, and for an answer that did not
+    parse), and ``no_better_than_baseline``
+    says whether a feasible answer failed to improve on it (always ``False`` for an infeasible
+    answer or a ``None`` baseline).
     """
 
     reward: float
@@ -60,6 +114,8 @@ class Score:
     reason: str
     format_reward: float
     feasibility_reward: float
+    baseline_objective: Objective | None = None
+    no_better_than_baseline: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The score as a plain dict (JSON-serialisable)."""

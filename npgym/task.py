@@ -20,14 +20,21 @@ from pydantic import BaseModel
 from npgym.answer import (
     AnswerFormatError,
     extract_answer,
-    parse_answer,
-    parse_value,
+    parse_value_fast,
     render_value,
 )
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
 from npgym.instance import Instance
 from npgym.results import Objective, Reference, Score, Verdict
-from npgym.reward import DEFAULT_REWARD, RewardConfig, Sense, clip_ratio, optimality_ratio
+from npgym.reward import (
+    RewardConfig,
+    RewardSpec,
+    Sense,
+    clip_ratio,
+    gap_closed,
+    optimality_ratio,
+    resolve_reward,
+)
 
 Category = Literal[
     "graph clustering",
@@ -51,7 +58,26 @@ Always zero unless there is a bug; the test suite fails if a fuzz run ever trips
 _log = logging.getLogger("npgym")
 
 DEFAULT_TIME_LIMIT = 60.0
-"""Seconds an exact reference solver may spend before it reports its best bound instead."""
+"""Nominal seconds of work a reference may spend before it reports its best bound instead.
+
+Solvers turn it into deterministic work budgets (nodes, LP columns, CP-SAT deterministic time;
+see :mod:`npgym.heuristics.budget`), calibrated so that an idle machine needs about that long:
+whether a reference is proven never depends on machine load. The wall clock only backs this up,
+at :data:`npgym.heuristics.budget.SAFETY_FACTOR` times the limit."""
+
+
+def generation_stream(seed: int, difficulty: float | None) -> int | list[int]:
+    """The random stream of ``generate(seed, ...)`` at ``difficulty``.
+
+    The benchmark tier (and a complete config passed in, ``difficulty=None``) draws from the seed
+    alone, so NP-Bench's bytes never change. Every other difficulty keys the stream by the seed
+    and the difficulty (in millionths), so one seed gives unrelated instances in different tiers:
+    seed 5 is not the same kind of instance (the same planted structure, the same draws) at
+    easy, hard and benchmark.
+    """
+    if difficulty is None or difficulty == TIER_DIFFICULTY["benchmark"]:
+        return seed
+    return [seed, round(difficulty * 1_000_000)]
 
 
 class Task(ABC, Generic[InstanceT, ConfigT]):
@@ -74,7 +100,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         difficulty: float | None = None,
         overrides: Mapping[str, Any] | BaseModel | None = None,
     ) -> ConfigT:
-        """The generator config for a tier (default ``medium``) or a difficulty in [0, 1].
+        """The generator config for a tier (default ``medium``) or a difficulty in [0, 2].
 
         ``overrides`` lays field values over it (``{"n_min": 60, "n_max": 80}``) or replaces it
         with a complete config; bad values raise a ``pydantic.ValidationError`` naming the field.
@@ -97,7 +123,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         elif difficulty is None:
             tier = tier or "medium"
             difficulty = TIER_DIFFICULTY[tier]
-        rng = np.random.default_rng(int(seed))
+        rng = np.random.default_rng(generation_stream(int(seed), difficulty))
         fields = self.build(rng, resolved)
         return self.instance_type(  # type: ignore[return-value]
             task=self.name,
@@ -148,7 +174,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
     def parse(self, completion: str) -> Any:
         """The solution in a model's completion; raises :class:`AnswerFormatError`."""
-        return self.to_solution(parse_answer(completion))
+        return self.to_solution(parse_value_fast(extract_answer(completion)))
 
     def verify(self, instance: InstanceT, solution: Any) -> Verdict:
         """Verdict on an already-parsed solution (a list, nested lists, an array...)."""
@@ -159,8 +185,13 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         return self.check(instance, shaped)
 
     def format_answer(self, solution: Any) -> str:
-        """The ``Answer: ...`` text that :meth:`score` accepts for ``solution``."""
-        return "Answer: " + render_value(solution)
+        """The ``Answer: ...`` text that :meth:`score` accepts for ``solution``.
+
+        ``solution`` must already be in the task's solution shape (:meth:`to_solution`): anything
+        else (a string where integers belong, a list passed as text) raises
+        :class:`AnswerFormatError` rather than being rendered into text that would then parse.
+        """
+        return "Answer: " + render_value(self.to_solution(solution))
 
     # --- baselines ----------------------------------------------------------------------------
 
@@ -172,6 +203,29 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     def greedy_solution(self, instance: InstanceT) -> Any:
         """The task's simple constructive heuristic, without local search or proof."""
 
+    @abstractmethod
+    def baseline_solution(self, instance: InstanceT) -> Any | None:
+        """The feasible answer that takes no thought, or ``None`` where no such answer exists.
+
+        For minimisation the trivially feasible answer (every vertex its own colour, all
+        subsets, the identity tour, the first balanced split); for maximisation the smallest
+        non-empty one (one vertex, one item, one meeting), because an empty answer is not a
+        solution. The ``"strict"`` reward measures progress from it; feasible on every instance.
+        """
+
+    def baseline(self, instance: InstanceT) -> Objective | None:
+        """The objective of :meth:`baseline_solution` (``None`` without one), memoised."""
+        return instance.cached("baseline", lambda: self._baseline_objective(instance))
+
+    def _baseline_objective(self, instance: InstanceT) -> Objective | None:
+        solution = self.baseline_solution(instance)
+        if solution is None:
+            return None
+        verdict = self.verify(instance, solution)
+        if not verdict.feasible:
+            raise RuntimeError(f"{self.name} baseline_solution is infeasible: {verdict.reason}")
+        return verdict.objective
+
     # --- reference ----------------------------------------------------------------------------
 
     def reference(
@@ -179,9 +233,15 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     ) -> Reference:
         """The best known solution: heuristic, then (``exact=True``) a proof of optimality.
 
-        Memoised per instance, so scoring many completions of one instance solves it once.
+        ``time_limit`` (default :data:`DEFAULT_TIME_LIMIT`) is the work budget in nominal
+        seconds: the same instance and limit give the same reference on every machine. Never
+        raises on a valid instance; an unproven reference is ``method="heuristic"`` with a bound
+        and gap. Memoised per instance, so scoring many completions of one instance solves it
+        once.
         """
         limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+        if not limit >= 0:  # also refuses NaN, which would otherwise mean "no budget"
+            raise ValueError(f"time_limit must be a non-negative number, got {time_limit!r}")
         return instance.cached(
             f"reference:{exact}:{limit}",
             lambda: self.solve(instance, exact=exact, time_limit=limit),
@@ -189,8 +249,9 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
     @abstractmethod
     def solve(self, instance: InstanceT, *, exact: bool, time_limit: float) -> Reference:
-        """Compute a reference: the fast heuristic, then the exact method within ``time_limit``
-        seconds when ``exact``. Deterministic unless the time limit is hit."""
+        """Compute a reference: the fast heuristic, then the exact method when ``exact``, every
+        phase within a deterministic work budget of ``time_limit`` nominal seconds. Deterministic
+        unless the wall-clock safety net fires, which the reference's ``solver`` then says."""
 
     # --- scoring ------------------------------------------------------------------------------
 
@@ -205,36 +266,40 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         instance: InstanceT,
         completion: str,
         reference: Reference | Objective | None = None,
-        reward: RewardConfig | None = None,
+        reward: RewardSpec = None,
     ) -> Score:
         """Reward a completion (text in, :class:`Score` out). Never raises on any completion.
 
         ``reference`` is the reference (or its objective) to compare against; by default the
-        task's exact reference, computed once per instance. Any input that is not text, or that
-        no step can read, is a format failure with a reason. An unexpected exception in a step is
-        a bug: the last-resort guard turns it into a format failure whose reason names the step,
-        and counts it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
+        task's exact reference, computed once per instance. ``reward`` is a preset name
+        (``"np-engine"``, the default, or ``"strict"``; see :mod:`npgym.reward`) or a
+        :class:`RewardConfig`; an unknown name raises ``ValueError``. Any input that is not text,
+        or that no step can read, is a format failure with a reason. An unexpected exception in a
+        step is a bug: the last-resort guard turns it into a format failure whose reason names the
+        step, and counts it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
         """
-        weights = reward or DEFAULT_REWARD
+        weights = resolve_reward(reward)
         if reference is None:
             reference = self.reference(instance)
         reference_objective = reference.objective if isinstance(reference, Reference) else reference
         step = "extract"
+        value: Any = None
         try:
             if isinstance(completion, bytes):
                 completion = completion.decode("utf-8", errors="replace")
             try:
                 segment = extract_answer(completion)
                 step = "tokenise"
-                value = parse_value(segment)
+                value = parse_value_fast(segment)
                 step = "shape"
                 solution = self.to_solution(value)
             except AnswerFormatError as error:
-                return _failed(weights, False, None, reference_objective, str(error))
+                credit = _format_credit(weights, step, value, reference)
+                return _failed(weights, False, None, reference_objective, str(error), credit)
             step = "verify"
             verdict = self.check(instance, solution)
             step = "reward"
-            return _reward(self, weights, verdict, reference_objective)
+            return _reward(self, weights, verdict, reference_objective, self.baseline(instance))
         except Exception as error:  # the last-resort guard: a bug, never a model's fault
             GUARD_TRIPS[(self.name, step)] += 1
             _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
@@ -246,12 +311,30 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         instance: InstanceT,
         completions: Sequence[str],
         reference: Reference | Objective | None = None,
-        reward: RewardConfig | None = None,
+        reward: RewardSpec = None,
     ) -> list[Score]:
-        """Score a group of completions of one instance (the GRPO case); never raises."""
+        """Score a group of completions of one instance (the GRPO case); never raises.
+
+        A score depends on a completion only through its answer text (what follows the last
+        marker), so completions that differ in their reasoning but end in the same answer are
+        parsed, verified and rewarded once: each answer text is scored by :meth:`score` the first
+        time it appears, and later completions with that answer share the (immutable) result.
+        Completions that fail extraction share a result per reason.
+        """
         if reference is None:
             reference = self.reference(instance)
-        return [self.score(instance, text, reference, reward) for text in completions]
+        weights = resolve_reward(reward)
+        scores: list[Score] = []
+        by_answer: dict[str, Score] = {}
+        for text in completions:
+            key = _answer_key(text)
+            score = by_answer.get(key) if key is not None else None
+            if score is None:
+                score = self.score(instance, text, reference, weights)
+                if key is not None:
+                    by_answer[key] = score
+            scores.append(score)
+        return scores
 
     def feedback(self, score: Score) -> str:
         """One line a model can act on: why the answer failed, or how good it was."""
@@ -265,18 +348,58 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         return f"Feasible, {self.objective_name} {score.objective}; the best known is {better}."
 
 
+def _answer_key(completion: object) -> str | None:
+    """What :meth:`Task.score` reads of a completion: ``"answer:"`` and the answer text, or
+    ``"error:"`` and why there is none; None for non-text input, which is scored on its own."""
+    if type(completion) is bytes:
+        completion = completion.decode("utf-8", errors="replace")
+    if type(completion) is not str:
+        return None
+    try:
+        return "answer:" + extract_answer(completion)
+    except AnswerFormatError as error:
+        return "error:" + str(error)
+    except Exception:  # a bug: score() meets it again, and its guard reports it
+        return None
+
+
 def _reward(
     task: Task[Any, Any],
     weights: RewardConfig,
     verdict: Verdict,
     reference_objective: Objective | None,
+    baseline_objective: Objective | None,
 ) -> Score:
-    """The score of an answer that parsed into the task's shape."""
+    """The score of an answer that parsed into the task's shape.
+
+    On a maximisation task an objective of 0 (the empty answer) is not a solution: it scores as
+    infeasible, in every preset. Under ``optimality="gap"`` the feasibility term runs linearly
+    from ``infeasible`` (no better than the baseline) to ``optimality_weight`` (optimal).
+    """
     if not verdict.feasible:
-        return _failed(weights, True, verdict.objective, reference_objective, verdict.reason)
+        reason = verdict.reason
+        return _failed(
+            weights, True, verdict.objective, reference_objective, reason, 0.0, baseline_objective
+        )
+    if task.sense == "max" and verdict.objective == 0:
+        return _failed(weights, True, 0, reference_objective, EMPTY_ANSWER, 0.0, baseline_objective)
     ratio = task.ratio(verdict.objective, reference_objective)  # type: ignore[arg-type]
-    optimality = clip_ratio(ratio)
-    feasibility_reward = weights.optimality_weight * optimality
+    no_gain = _no_better(task.sense, verdict.objective, baseline_objective)
+    if weights.optimality == "ratio":
+        optimality = clip_ratio(ratio)
+        feasibility_reward = weights.optimality_weight * optimality
+    else:
+        if ratio >= 1.0 or verdict.objective is None:
+            optimality = 1.0
+        else:
+            optimality = gap_closed(
+                verdict.objective,
+                baseline_objective,
+                reference_objective,  # type: ignore[arg-type]
+                task.sense,
+            )
+        span = weights.optimality_weight - weights.infeasible
+        feasibility_reward = weights.infeasible + span * optimality
     return Score(
         reward=weights.format_ok + feasibility_reward,
         format_ok=True,
@@ -288,7 +411,49 @@ def _reward(
         reason="",
         format_reward=weights.format_ok,
         feasibility_reward=feasibility_reward,
+        baseline_objective=baseline_objective,
+        no_better_than_baseline=no_gain,
     )
+
+
+EMPTY_ANSWER = "empty answer"
+"""The reason given when a maximisation answer has objective 0: the empty set is no solution."""
+
+
+def _no_better(sense: Sense, objective: Objective | None, baseline: Objective | None) -> bool:
+    """Whether a feasible answer's objective fails to improve on the baseline's."""
+    if objective is None or baseline is None:
+        return False
+    return objective <= baseline if sense == "max" else objective >= baseline
+
+
+def _format_credit(
+    weights: RewardConfig, step: str, value: Any, reference: Reference | Objective
+) -> float:
+    """Partial credit for an unparseable answer: marker found, bracketed value, right outline.
+
+    ``step`` is the parse step that failed: past ``extract`` the marker was found; past
+    ``tokenise`` a value was read, which earns more if it is a list, and more again if it has
+    the nesting and lengths of the reference solution (when the reference carries one).
+    """
+    if step == "extract":
+        return 0.0
+    credit = weights.marker_credit
+    if step != "shape" or not isinstance(value, list):
+        return credit
+    credit += weights.value_credit
+    if isinstance(reference, Reference) and _outline(value) == _outline(reference.solution):
+        credit += weights.shape_credit
+    return credit
+
+
+def _outline(value: Any) -> Any:
+    """The nesting and lengths of a value, without its entries (``None`` for a scalar)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_outline(item) for item in value]
+    return None
 
 
 def _failed(
@@ -297,8 +462,11 @@ def _failed(
     objective: Objective | None,
     reference_objective: Objective | None,
     reason: str,
+    credit: float = 0.0,
+    baseline_objective: Objective | None = None,
 ) -> Score:
-    format_reward = weights.format_ok if format_ok else weights.format_fail
+    """The score of an answer that failed to parse (plus any graded ``credit``) or is infeasible."""
+    format_reward = (weights.format_ok if format_ok else weights.format_fail) + credit
     return Score(
         reward=format_reward + weights.infeasible,
         format_ok=format_ok,
@@ -310,4 +478,5 @@ def _failed(
         reason=reason,
         format_reward=format_reward,
         feasibility_reward=weights.infeasible,
+        baseline_objective=baseline_objective,
     )

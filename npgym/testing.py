@@ -267,7 +267,7 @@ def check_bad_config(task: Task[Any, Any]) -> None:
     """A bad config field, difficulty or tier is a ``ValueError`` that names it."""
     attempts: list[tuple[str, Callable[[], object]]] = [
         ("no_such_field", lambda: task.config("easy", overrides={"no_such_field": 1})),
-        ("difficulty", lambda: task.config(difficulty=1.5)),
+        ("difficulty", lambda: task.config(difficulty=2.5)),
         ("tier", lambda: task.config("impossible")),
     ]
     for word, attempt in attempts:

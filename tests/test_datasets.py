@@ -51,14 +51,26 @@ def test_spec_takes_one_way_to_choose_difficulty() -> None:
     assert DatasetSpec(n=7).count == 7
 
 
+SMALL_CLIQUES = {"n_min": 5, "n_max": 6}
+"""MaxClique on 5-6 vertices: enough distinct graphs for 100 rows, with repeats among them."""
+
+
 def test_a_small_tier_gives_distinct_instances_by_redrawing() -> None:
-    spec = DatasetSpec(tasks=("MaxClique",), count=100, mix={"easy": 1.0}, reference="none")
+    spec = DatasetSpec(
+        tasks=("MaxClique",),
+        count=100,
+        mix={"easy": 1.0},
+        overrides=SMALL_CLIQUES,
+        reference="none",
+    )
     items = draw(spec)
     task = npgym.get_task("MaxClique")
-    fingerprints = [task.generate(i.seed, tier="easy").fingerprint() for i in items]
+    fingerprints = [
+        task.generate(i.seed, tier="easy", config=SMALL_CLIQUES).fingerprint() for i in items
+    ]
     assert len(set(fingerprints)) == 100
     redrawn = [item for item in items if item.attempt]
-    assert redrawn, "MaxClique easy repeats itself within 100 seeds: some item must be redrawn"
+    assert redrawn, "small MaxClique repeats itself within 100 seeds: some item is redrawn"
     originals = {item.record_id: item for item in plan(spec)}
     for item in items:
         assert (item.seed == originals[item.record_id].seed) == (item.attempt == 0)

@@ -118,7 +118,7 @@ def test_interpolation_hits_the_tiers_and_grows_with_difficulty() -> None:
     assert interpolate(presets, 1.0).n_max > presets["benchmark"].n_max
     assert interpolate(presets, 0.5).metric == presets["medium"].metric
     assert interpolate(presets, 0.85).metric == presets["benchmark"].metric
-    for bad in (-0.1, 1.1, float("nan"), "0.5"):
+    for bad in (-0.1, 2.1, float("nan"), "0.5"):
         with pytest.raises(ValueError, match="difficulty"):
             interpolate(presets, bad)  # type: ignore[arg-type]
 

@@ -83,7 +83,7 @@ def test_nothing_answered_reports_no_rates() -> None:
 def test_report_has_tier_metrics_the_gap_plot_and_a_gallery(tmp_path: Path) -> None:
     rows = knapsack_rows(3) + knapsack_rows(3, "medium")
     texts = {row["id"]: [optimal(row)] for row in rows}
-    texts["medium-1"] = ["Answer: []"]  # feasible, ratio 0
+    texts["medium-1"] = ["Answer: []"]  # the empty answer: infeasible, ratio 0
     report = evaluate(rows, Completions(texts), source="tiers")
     assert list(report["tiers"]) == ["easy", "medium"]
     assert report["tiers"]["easy"]["average_ratio"] == 1.0
@@ -92,7 +92,7 @@ def test_report_has_tier_metrics_the_gap_plot_and_a_gallery(tmp_path: Path) -> N
     text = paths[1].read_text()
     assert "| tier | n | missing |" in text
     assert "## Gallery: worst and best answer per task" in text
-    assert "worst: `medium-1`, reward 1.000" in text
+    assert "worst: `medium-1`, reward -0.500: empty answer" in text
     assert "![Knapsack best](gallery/Knapsack-best.png)" in text
     for name in ("Knapsack-worst.png", "Knapsack-best.png"):
         assert (tmp_path / "gallery" / name).read_bytes().startswith(b"\x89PNG")

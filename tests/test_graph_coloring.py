@@ -161,10 +161,10 @@ def test_exact_solver_matches_brute_force_on_small_graphs() -> None:
                 tabucol_iterations=solvers.TABUCOL_ITERATIONS if bounded else 0,
                 clique_node_limit=solvers.CLIQUE_NODE_LIMIT if bounded else 0,
             )
-            assert result.proven_optimal and result.colour_count == optimum
-            assert result.lower_bound == optimum
-            assert solvers.is_proper(adjacency, result.colours)
-            assert solvers.colour_count(result.colours) == optimum
+            assert result.proven_optimal and result.objective == optimum
+            assert result.bound == optimum
+            assert solvers.is_proper(adjacency, result.witness)
+            assert solvers.colour_count(result.witness) == optimum
         colours, count = solvers.heuristic_colouring(adjacency)
         assert count >= optimum and solvers.is_proper(adjacency, colours)
         assert solvers.colour_count(colours) == count
@@ -187,7 +187,7 @@ def test_exact_reference_agrees_with_cp_sat_on_benchmark_instances() -> None:
             instance.adjacency, tabucol_iterations=0, clique_node_limit=0
         )
         chromatic = TASK.reference(instance).objective
-        assert bare.colour_count == chromatic and bare.proven_optimal
+        assert bare.objective == chromatic and bare.proven_optimal
         assert cp_sat_colourable(instance.adjacency, chromatic)
         assert not cp_sat_colourable(instance.adjacency, chromatic - 1)
 
@@ -310,3 +310,19 @@ def test_bad_configs_are_rejected() -> None:
         GraphColoringConfig(n_min=5, n_max=6, colours_min=4, colours_max=3, density=0.3)
     with pytest.raises(ValueError, match="density"):
         TASK.config("easy", overrides={"density": 1.5})
+
+
+@given(
+    n=st.integers(1, 12),
+    pairs=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=30),
+)
+def test_generator_bipartite_check_agrees_with_networkx(n: int, pairs: list) -> None:
+    import networkx as nx
+
+    from npgym.tasks.graph_coloring.generator import _bipartite
+
+    edges = sorted({(min(u, v), max(u, v)) for u, v in pairs if u != v and max(u, v) < n})
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(edges)
+    assert _bipartite(n, edges) == nx.is_bipartite(graph)

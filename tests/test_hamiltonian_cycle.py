@@ -121,12 +121,12 @@ def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
         adjacency = random_adjacency(rng, n, float(rng.random()))
         optimum = brute_force(adjacency)
         dp = solvers.longest_cycle_dp(adjacency)
-        exact = solvers.exact_cycle(adjacency, time_limit=30)
+        exact = solvers.exact_cycle(adjacency, effort=30)
         heuristic = solvers.heuristic_cycle(adjacency)
-        assert dp.size == exact.cycle.size == optimum
-        assert exact.proven_optimal and exact.upper_bound == optimum
+        assert dp.size == exact.witness.size == optimum
+        assert exact.proven_optimal and exact.bound == optimum
         assert heuristic.size <= optimum <= solvers.cycle_bound(adjacency)
-        for cycle in (dp, exact.cycle, heuristic):
+        for cycle in (dp, exact.witness, heuristic):
             assert cycle.size == 0 or is_cycle(adjacency, cycle)
         if optimum:
             reference = TASK.reference(HamiltonianCycleInstance(**graph_fields(adjacency)))
@@ -139,9 +139,9 @@ def test_exact_search_matches_dynamic_programme_on_small_graphs() -> None:
         for density in (0.15, 0.25, 0.4):
             adjacency = random_adjacency(rng, n, density)
             optimum = solvers.longest_cycle_dp(adjacency).size
-            exact = solvers.exact_cycle(adjacency, time_limit=30)
-            assert exact.proven_optimal and exact.cycle.size == optimum
-            assert optimum == 0 or is_cycle(adjacency, exact.cycle)
+            exact = solvers.exact_cycle(adjacency, effort=30)
+            assert exact.proven_optimal and exact.witness.size == optimum
+            assert optimum == 0 or is_cycle(adjacency, exact.witness)
             assert solvers.heuristic_cycle(adjacency).size <= optimum
 
 
@@ -162,8 +162,8 @@ def test_generator_respects_the_tier_and_its_proofs(tier: str) -> None:
         assert reference.proven_optimal and reference.objective == planted
         assert reference.method == ("planted" if instance.hamiltonian else "exact")
         if instance.hamiltonian:  # the search finds the planted length too
-            search = solvers.exact_cycle(instance.adjacency, time_limit=30)
-            assert search.proven_optimal and search.cycle.size == planted
+            search = solvers.exact_cycle(instance.adjacency, effort=30)
+            assert search.proven_optimal and search.witness.size == planted
     assert structures == {"hamiltonian", "cut_vertex", "independent_set"}
 
 
@@ -214,10 +214,10 @@ def test_heuristic_reference_reports_a_bound() -> None:
 def test_time_limit_keeps_the_bound_consistent() -> None:
     adjacency = random_adjacency(np.random.default_rng(3), 150, 0.03)
     incumbent = solvers.heuristic_cycle(adjacency, effort=1)
-    result = solvers.exact_cycle(adjacency, time_limit=0.001, incumbent=incumbent)
-    assert result.cycle.size >= incumbent.size and result.upper_bound >= result.cycle.size
-    assert result.proven_optimal == (result.upper_bound == result.cycle.size)
-    assert result.cycle.size == 0 or is_cycle(adjacency, result.cycle)
+    result = solvers.exact_cycle(adjacency, effort=0.001, incumbent=incumbent)
+    assert result.witness.size >= incumbent.size and result.bound >= result.witness.size
+    assert result.proven_optimal == (result.bound == result.witness.size)
+    assert result.witness.size == 0 or is_cycle(adjacency, result.witness)
 
 
 def test_blocks_and_canonical_cycle() -> None:
@@ -283,6 +283,6 @@ def test_verify_never_raises(answer: list[object]) -> None:
 def test_exact_search_confirms_every_construction(tier: str) -> None:
     for seed in range(20, 45):
         instance = TASK.generate(seed, tier=tier, config={"hamiltonian_share": 0.0})
-        search = solvers.exact_cycle(instance.adjacency, time_limit=60)
+        search = solvers.exact_cycle(instance.adjacency, effort=60)
         assert search.proven_optimal
-        assert search.cycle.size == len(instance.planted_cycle) - 1 < instance.n
+        assert search.witness.size == len(instance.planted_cycle) - 1 < instance.n

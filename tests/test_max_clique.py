@@ -76,7 +76,7 @@ def test_hand_checked_reference_and_scores() -> None:
     assert TASK.score(K4_AND_PATH, "Answer: [3, 1, 0, 2]").reward == 2.0
     assert TASK.score(K4_AND_PATH, "**Answer:** [4, 5].").reward == pytest.approx(1.5)
     empty = TASK.score(K4_AND_PATH, "Answer: []")
-    assert (empty.feasible, empty.reward, empty.ratio) == (True, 1.0, 0.0)
+    assert (empty.feasible, empty.reward, empty.reason) == (False, -0.5, "empty answer")
     assert TASK.score(K4_AND_PATH, "Answer: [0, 1, 4]").reward == -0.5
     assert TASK.score(K4_AND_PATH, "Answer: [0, [1]]").reward == -2.5
 
@@ -111,9 +111,9 @@ def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
         heuristic = solvers.heuristic_clique(adjacency)
         for incumbent in (heuristic, np.empty(0, np.int64)):  # the search must find it alone
             exact = solvers.exact_clique(adjacency, incumbent=incumbent)
-            assert exact.proven_optimal and exact.size == exact.upper_bound == optimum
-            assert exact.clique.tolist() == sorted(set(exact.clique.tolist()))
-            assert exact.clique.size == optimum and solvers.is_clique(adjacency, exact.clique)
+            assert exact.proven_optimal and exact.objective == exact.bound == optimum
+            assert exact.witness.tolist() == sorted(set(exact.witness.tolist()))
+            assert exact.witness.size == optimum and solvers.is_clique(adjacency, exact.witness)
         assert heuristic.size <= optimum <= solvers.colour_bound(adjacency)
         assert len(set(heuristic.tolist())) == heuristic.size
         assert solvers.is_clique(adjacency, heuristic)
@@ -124,32 +124,32 @@ def test_exact_agrees_with_networkx_on_larger_graphs() -> None:
     for n, density in [(20, 0.5), (30, 0.3), (40, 0.6), (50, 0.8), (60, 0.5)]:
         adjacency = random_adjacency(rng, n, density)
         exact = solvers.exact_clique(adjacency, incumbent=np.empty(0, np.int64))
-        assert exact.proven_optimal and exact.size == networkx_clique_number(adjacency)
-        assert solvers.is_clique(adjacency, exact.clique)
-        assert solvers.exact_clique(adjacency).size == exact.size
-        assert solvers.heuristic_clique(adjacency).size <= exact.size
+        assert exact.proven_optimal and exact.objective == networkx_clique_number(adjacency)
+        assert solvers.is_clique(adjacency, exact.witness)
+        assert solvers.exact_clique(adjacency).objective == exact.objective
+        assert solvers.heuristic_clique(adjacency).size <= exact.objective
 
 
 def test_exact_result_does_not_depend_on_the_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
     adjacency = random_adjacency(np.random.default_rng(2), 60, 0.6)
     whole = solvers.exact_clique(adjacency, incumbent=np.array([0]))
-    monkeypatch.setattr(solvers, "CHUNK_NODES", 3)
+    monkeypatch.setattr(solvers, "CHUNK_WORK", 3)
     chunked = solvers.exact_clique(adjacency, incumbent=np.array([0]))
-    assert whole.nodes > 3 * 10
-    assert (chunked.size, chunked.clique.tolist(), chunked.nodes, chunked.proven_optimal) == (
-        whole.size,
-        whole.clique.tolist(),
-        whole.nodes,
+    assert whole.work > 3 * 10
+    assert (chunked.objective, chunked.witness.tolist(), chunked.work, chunked.proven_optimal) == (
+        whole.objective,
+        whole.witness.tolist(),
+        whole.work,
         True,
     )
 
 
 def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
     adjacency = random_adjacency(np.random.default_rng(3), 60, 0.5)
-    result = solvers.exact_clique(adjacency, time_limit=0.0)
+    result = solvers.exact_clique(adjacency, effort=0.0)
     assert not result.proven_optimal
-    assert result.size < result.upper_bound <= solvers.colour_bound(adjacency)
-    assert solvers.is_clique(adjacency, result.clique)
+    assert result.objective < result.bound <= solvers.colour_bound(adjacency)
+    assert solvers.is_clique(adjacency, result.witness)
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
@@ -158,7 +158,9 @@ def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
     reference = TASK.reference(instance, time_limit=0.0)
     assert not reference.proven_optimal and reference.method == "heuristic"
     assert reference.bound > reference.objective
-    assert reference.gap == pytest.approx((reference.bound - reference.objective) / reference.bound)
+    assert reference.gap == pytest.approx(
+        (reference.bound - reference.objective) / reference.objective
+    )
     assert TASK.verify(instance, reference.solution).objective == reference.objective
 
 

@@ -83,7 +83,7 @@ def test_hand_checked_reference_and_scores() -> None:
     assert reference.proven_optimal and reference.method == "exact"
     assert TASK.score(CYCLE_AND_MORE, "Answer: [6, 5, 3, 1]").reward == 2.0
     assert TASK.score(CYCLE_AND_MORE, "Answer: [0, 2]").reward == pytest.approx(1.5)
-    assert TASK.score(CYCLE_AND_MORE, "Answer: []").reward == 1.0
+    assert TASK.score(CYCLE_AND_MORE, "Answer: []").reward == -0.5  # empty: no solution
     assert TASK.score(CYCLE_AND_MORE, "Answer: " + str([0] * 1000)).reward == -0.5
     assert TASK.score(CYCLE_AND_MORE, "Answer: {1, 3}").reward == -2.5
 
@@ -146,7 +146,9 @@ def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
     reference = TASK.reference(instance, time_limit=0.0)
     assert not reference.proven_optimal and reference.method == "heuristic"
     assert reference.bound > reference.objective
-    assert reference.gap == pytest.approx((reference.bound - reference.objective) / reference.bound)
+    assert reference.gap == pytest.approx(
+        (reference.bound - reference.objective) / reference.objective
+    )
     assert TASK.verify(instance, reference.solution).objective == reference.objective
 
 

@@ -178,9 +178,9 @@ def test_solvers_agree_with_brute_force_on_small_instances() -> None:
             optimum = brute_force(weights)
             for incumbent in (None, naive_side(n)):  # the heuristic's start, or a poor one
                 exact = solvers.branch_and_bound(weights, incumbent)
-                assert exact.proven_optimal and exact.cut == optimum == exact.lower_bound
-                assert solvers.cut_weight(weights, exact.side) == optimum
-                assert abs(2 * int(exact.side.sum()) - n) <= 1 and exact.side[0] == 0
+                assert exact.proven_optimal and exact.objective == optimum == exact.bound
+                assert solvers.cut_weight(weights, exact.witness) == optimum
+                assert abs(2 * int(exact.witness.sum()) - n) <= 1 and exact.witness[0] == 0
             side, cut = solvers.heuristic_bisection(weights)
             assert cut >= optimum and solvers.cut_weight(weights, side) == cut
             assert abs(2 * int(side.sum()) - n) <= 1
@@ -225,9 +225,9 @@ def test_node_limit_returns_a_valid_bound(node_limit: int) -> None:
         weights = random_weights(rng, 14)
         optimum = brute_force(weights)
         result = solvers.branch_and_bound(weights, naive_side(14), node_limit)
-        assert result.lower_bound <= optimum <= result.cut
-        assert result.nodes <= node_limit
-        assert result.proven_optimal == (result.lower_bound == result.cut)
+        assert result.bound <= optimum <= result.objective
+        assert result.work <= node_limit
+        assert result.proven_optimal == (result.bound == result.objective)
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
@@ -332,3 +332,17 @@ def test_config_override_and_capped_deception() -> None:
     with pytest.raises(ValueError, match="n_min"):
         TASK.config("easy", overrides={"n_min": 40, "n_max": 30})
     assert isinstance(TASK.config("benchmark"), MinBisectionConfig)
+
+
+def test_spectral_bound_never_exceeds_the_optimum() -> None:
+    rng = np.random.default_rng(31)
+    for n in range(2, 13):
+        weights = random_weights(rng, n)
+        optimum = brute_force(weights)
+        assert 0 <= solvers.spectral_bound(weights) <= solvers.eigenvalue_bound(weights) <= optimum
+
+
+def test_spectral_bound_is_close_on_planted_communities() -> None:
+    instance = TASK.generate(0, tier="benchmark", config={"n_min": 200, "n_max": 200})
+    exact = TASK.reference(instance, time_limit=1.0)
+    assert exact.bound >= 0.9 * exact.objective

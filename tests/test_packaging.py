@@ -50,7 +50,7 @@ def test_numba_cache_goes_to_numba_cache_dir(tmp_path: Path) -> None:
 
 
 def test_uncachable_kernels_still_compile(monkeypatch: pytest.MonkeyPatch) -> None:
-    from npgym.heuristics import _numba
+    from npgym.heuristics import jit
 
     real_njit = numba.njit
 
@@ -59,8 +59,8 @@ def test_uncachable_kernels_still_compile(monkeypatch: pytest.MonkeyPatch) -> No
             raise RuntimeError("cannot cache function: no locator available")
         return real_njit(*args, **kwargs)
 
-    monkeypatch.setattr(_numba.numba, "njit", njit_without_locator)
-    monkeypatch.setattr(_numba, "_warned", False)
+    monkeypatch.setattr(jit.numba, "njit", njit_without_locator)
+    monkeypatch.setattr(jit, "_warned", False)
     with pytest.warns(RuntimeWarning, match="NUMBA_CACHE_DIR"):
-        add_one = _numba.njit(lambda x: x + 1)
+        add_one = jit.njit(lambda x: x + 1)
     assert add_one(1) == 2

@@ -29,8 +29,8 @@ def test_tier_metrics_group_by_tier_and_count_missing_answers() -> None:
     tiers = tier_metrics(rows, Completions(texts))
     assert list(tiers) == ["easy", "medium"]
     assert tiers["easy"]["average_ratio"] == 1.0 and tiers["easy"]["success_rate"] == 1.0
-    assert tiers["medium"]["success_rate"] == 1.0  # [] is feasible, with value 0
-    assert tiers["medium"]["average_ratio"] < 1.0
+    # the empty answer is no solution (infeasible, ratio 0) on one of three medium instances
+    assert tiers["medium"]["success_rate"] == tiers["medium"]["average_ratio"] == round(2 / 3, 6)
     del texts["easy-0"]
     easy = tier_metrics(rows, Completions(texts))["easy"]
     # a missing answer is counted, never scored as a format failure
@@ -54,13 +54,13 @@ def test_gallery_draws_the_worst_and_best_answer_of_each_task(tmp_path: Path) ->
     best = (tmp_path / "gallery" / "Knapsack-best.png").read_bytes()
     assert worst.startswith(b"\x89PNG") and worst != best
     assert "![Knapsack worst](gallery/Knapsack-worst.png)" in section
-    assert "worst: `medium-0`, reward 1.000" in section  # the empty answer
+    assert "worst: `medium-0`, reward -0.500: empty answer" in section
     assert "best: `easy-0`, reward 2.000" in section
 
 
 def test_gallery_never_draws_a_missing_answer(tmp_path: Path) -> None:
     rows, texts = rows_and_answers()
-    del texts["medium-0"]  # the only answer with reward 1; the rest score 2
+    del texts["medium-0"]  # the only answer below reward 2 (the empty answer)
     section = write_gallery(rows, Completions(texts), tmp_path)
     assert "medium-0" not in section
     assert "worst: `easy-0`, reward 2.000" in section

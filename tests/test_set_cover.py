@@ -11,7 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npgym
+from npgym.config import TIER_DIFFICULTY
 from npgym.heuristics import set_cover as solvers
+from npgym.task import generation_stream
 from npgym.tasks.set_cover import SetCoverInstance
 from npgym.tasks.set_cover.generator import draw
 from npgym.tasks.set_cover.verifier import check_cover, check_cover_python
@@ -206,7 +208,7 @@ def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
 def test_generator_respects_the_tier(tier: str) -> None:
     config = TASK.tiers[tier]
     for seed in range(20):
-        drawn = draw(np.random.default_rng(seed), config)
+        drawn = draw(np.random.default_rng(generation_stream(seed, TIER_DIFFICULTY[tier])), config)
         count, universe = drawn.membership.shape
         assert config.universe_size_min <= universe <= config.universe_size_max
         assert config.subsets_min <= count <= config.subsets_max
@@ -254,3 +256,13 @@ def test_subsets_are_sorted_and_listed_in_the_prompt() -> None:
 def test_bad_instances_are_rejected(universe_size: object, subsets: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SetCoverInstance(universe_size=universe_size, subsets=subsets)
+
+
+def test_lp_bound_lies_between_the_size_bound_and_the_optimum() -> None:
+    rng = np.random.default_rng(21)
+    for _ in range(60):
+        membership = rng.random((int(rng.integers(2, 9)), int(rng.integers(1, 10)))) < 0.4
+        optimum = brute_force(membership)
+        if optimum is None:
+            continue
+        assert solvers.size_bound(membership) <= solvers.lp_bound(membership) <= optimum

@@ -10,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npgym
+from npgym.config import TIER_DIFFICULTY
 from npgym.heuristics import subset_sum as solvers
+from npgym.task import generation_stream
 from npgym.tasks.subset_sum import SubsetSumConfig, SubsetSumInstance
 from npgym.tasks.subset_sum.generator import plant
 from npgym.tasks.subset_sum.verifier import check_subset, check_subset_python
@@ -142,7 +144,7 @@ def test_heuristic_reference_reports_its_bound() -> None:
 def test_generator_respects_the_tier(tier: str) -> None:
     config = TASK.tiers[tier]
     for seed in range(20):
-        drawn = plant(np.random.default_rng(seed), config)
+        drawn = plant(np.random.default_rng(generation_stream(seed, TIER_DIFFICULTY[tier])), config)
         n = drawn.numbers.size
         assert config.n_min <= n <= config.n_max
         assert config.value_min <= drawn.numbers.min() <= drawn.numbers.max() <= config.value_max

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import npgym
+from npgym.integrations.smoke import warm_started
 from npgym.integrations.trl import (
     ENVIRONMENT_INSTRUCTION,
     NPGymEnvironment,
@@ -19,8 +20,10 @@ from npgym.integrations.trl import (
     format_reward,
     make_dataset,
     make_iterable_dataset,
+    make_reward,
     npgym_reward,
     optimality_reward,
+    reward_parts,
 )
 from npgym.multiturn import RepairConfig
 from tests.tiny import tiny_tokenizer
@@ -56,6 +59,15 @@ def test_dataset_columns_mix_and_reproducibility(dataset) -> None:
     assert again["instance"] == dataset["instance"]
 
 
+def test_plain_text_rows_for_base_models() -> None:
+    rows = make_dataset(["SubsetSum"], n=2, mix={"easy": 1}, chat=False)
+    for row in rows:
+        instance = TASK.from_json(row["instance"])
+        assert row["prompt"] == TASK.prompt(instance)  # text, no chat messages
+    with pytest.raises(ValueError, match="chat=False"):
+        make_dataset(["SubsetSum"], n=1, mix={"easy": 1}, environment=True, chat=False)
+
+
 def test_reward_functions_score_plain_and_conversational_completions(dataset) -> None:
     rows = [0, 1, 3]
     columns = _columns(dataset, rows)
@@ -70,16 +82,31 @@ def test_reward_functions_score_plain_and_conversational_completions(dataset) ->
             **columns,
         )
         assert rewards == [2.0, -2.5, -0.5]
-        parts = [
-            part(prompts=[None] * 3, completions=completions, **columns)
-            for part in (format_reward, feasibility_reward, optimality_reward)
-        ]
-        assert [sum(values) for values in zip(*parts, strict=True)] == rewards
+        for part in (format_reward, feasibility_reward, optimality_reward):
+            values = part(
+                prompts=[None] * 3,
+                completions=completions,
+                log_metric=logged.__setitem__,
+                **columns,
+            )
+            assert values == [None] * 3  # TRL leaves None out of the total: no double counting
+    parts = ("format_reward", "feasibility_reward", "optimality_reward")
+    assert sum(logged[f"npgym/{part}"] for part in parts) == pytest.approx(sum(rewards) / 3)
     assert logged == {
         "npgym/feasible_rate": pytest.approx(1 / 3),
         "npgym/format_rate": pytest.approx(2 / 3),
         "npgym/mean_ratio": pytest.approx(1 / 3),
+        "npgym/format_reward": pytest.approx(1 / 3),
+        "npgym/feasibility_reward": pytest.approx(-1.0),
+        "npgym/optimality_reward": pytest.approx(1 / 3),
+        "npgym/baseline_rate": 0.0,
     }
+    strict = make_reward("strict")(prompts=[None] * 3, completions=plain, **columns)
+    assert strict == [2.0, pytest.approx(-2.5), -0.5]
+    with pytest.raises(ValueError, match="'np-engine', 'strict'"):
+        make_reward("paper")
+    with pytest.raises(ValueError, match="valid presets"):
+        reward_parts("paper")
     assert completion_text([{"content": "a"}, {"content": None}]) == "a\n"
 
 
@@ -163,64 +190,93 @@ def _config(tmp_path: Path, **overrides: object):
     return trl.GRPOConfig(**options)
 
 
-def test_grpo_trainer_trains_with_npgym_rewards(dataset, tmp_path: Path) -> None:
-    tokenizer = _tokenizer([row["prompt"][0]["content"] for row in dataset])
+def test_grpo_learns_from_the_strict_reward(tmp_path: Path) -> None:
+    """A tiny model warmed up on reference answers, then GRPO on MaxClique with "strict": the
+    rewards differ within a group, so the loss has a gradient and the weights move; the logged
+    reward is the combined reward alone (the parts only log), and its parts sum to it."""
+    data = make_dataset(["MaxClique"], n=4, mix={"easy": 1})
+    task = npgym.get_task("MaxClique")
+    answers = [task.format_answer(json.loads(row["reference"])["solution"]) for row in data]
+    tokenizer, model = warm_started(data["prompt"], answers, steps=40, hidden_size=64)
+    before = {name: value.detach().clone() for name, value in model.named_parameters()}
+    strict = make_reward("strict")
     seen: list = []
 
     def recorded(prompts: list, completions: list, **columns: list) -> list[float]:
         seen.extend(zip(completions, columns["instance"], strict=True))
-        return npgym_reward(prompts, completions, **columns)
+        return strict(prompts, completions, **columns)
 
     recorded.__name__ = "npgym_reward"
     trainer = trl.GRPOTrainer(
-        model=_model(tokenizer),
-        reward_funcs=[recorded, format_reward, feasibility_reward, optimality_reward],
-        args=_config(tmp_path),
-        train_dataset=dataset,
+        model=model,
+        reward_funcs=[recorded, *reward_parts("strict")],
+        args=_config(
+            tmp_path,
+            per_device_train_batch_size=8,
+            num_generations=4,
+            max_completion_length=20,
+            temperature=1.0,
+            learning_rate=1e-3,
+            beta=0.0,
+        ),
+        train_dataset=data,
         processing_class=tokenizer,
     )
     trainer.train()
-    assert len(seen) == 2 * 4  # two steps of four completions, the trainer's own
+    assert len(seen) == 2 * 8  # two steps of eight completions, the trainer's own
     logs = [entry for entry in trainer.state.log_history if "rewards/npgym_reward/mean" in entry]
     assert len(logs) == 2
     expected = [
-        npgym_reward([None], [completion], task=[task_of(instance)], instance=[instance])[0]
+        strict([None], [completion], task=[task_of(instance)], instance=[instance])[0]
         for completion, instance in seen
     ]
-    mean_logged = sum(entry["rewards/npgym_reward/mean"] for entry in logs) / 2
-    assert mean_logged == pytest.approx(sum(expected) / len(expected))
+    assert sum(entry["reward"] for entry in logs) / 2 == pytest.approx(sum(expected) / 16)
     for entry in logs:
-        parts = sum(
-            entry[f"rewards/{p}_reward/mean"] for p in ("format", "feasibility", "optimality")
-        )
-        assert parts == pytest.approx(entry["rewards/npgym_reward/mean"])
+        assert entry["reward"] == pytest.approx(entry["rewards/npgym_reward/mean"])
+        parts = sum(entry[f"npgym/{p}_reward"] for p in ("format", "feasibility", "optimality"))
+        assert parts == pytest.approx(entry["reward"])
         assert {"npgym/feasible_rate", "npgym/format_rate", "npgym/mean_ratio"} <= entry.keys()
+    assert max(entry["reward_std"] for entry in logs) > 0
+    assert max(entry["grad_norm"] for entry in logs) > 0
+    moved = max(
+        (value - before[name]).abs().max().item() for name, value in model.named_parameters()
+    )
+    assert moved > 0
 
 
 def task_of(instance_json: str) -> str:
     return json.loads(instance_json)["task"]
 
 
+def _tool_call(answer: object) -> str:
+    call = {"name": "submit_solution", "arguments": {"answer": str(answer)}}
+    return f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
+
+
 def test_grpo_trainer_runs_the_repair_environment(tmp_path: Path) -> None:
-    """A tiny model taught one tool call on these prompts drives the full tool loop: reset with
-    the row, submit_solution feedback, and the environment's reward logged by the trainer."""
+    """A tiny model taught two tool calls per prompt (the optimal answer and an infeasible one)
+    drives the full tool loop: reset with the row, submit_solution feedback, the environment's
+    "strict" reward logged by the trainer. Sampling mixes the calls, so rewards differ within a
+    group and the update has a gradient that moves the weights."""
     data = make_dataset(["SubsetSum"], n=2, mix={"easy": 1}, environment=True)
     assert data[0]["prompt"][0]["content"] == ENVIRONMENT_INSTRUCTION
-    tokenizer = _tokenizer([row["instance"] for row in data] + [TOOL_CALL] * 20)
+    good = [_tool_call(json.loads(row["reference"])["solution"]) for row in data]
+    tokenizer = _tokenizer([row["instance"] for row in data] + [TOOL_CALL, *good] * 10)
     model = _model(tokenizer)
     probe = NPGymEnvironment()
     sequences = []
-    for row in data:
+    for row, call in zip(data, good, strict=True):
         message = row["prompt"][-1]
         prompt = [{**message, "content": message["content"] + probe.reset(**row)}]
         text = tokenizer.apply_chat_template(
             prompt, tools=[probe.submit_solution], add_generation_prompt=True, tokenize=False
         )
         prefix = tokenizer(text, add_special_tokens=False)["input_ids"]
-        target = tokenizer(TOOL_CALL + "<|im_end|>", add_special_tokens=False)["input_ids"]
-        sequences.append((prefix, target))
+        for answer in (TOOL_CALL, call):
+            target = tokenizer(answer + "<|im_end|>", add_special_tokens=False)["input_ids"]
+            sequences.append((prefix, target))
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(80):
+    for _ in range(40):
         for prefix, target in sequences:
             ids = torch.tensor([prefix + target])
             labels = ids.clone()
@@ -229,20 +285,29 @@ def test_grpo_trainer_runs_the_repair_environment(tmp_path: Path) -> None:
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+    before = {name: value.detach().clone() for name, value in model.named_parameters()}
     trainer = trl.GRPOTrainer(
         model=model,
         args=_config(
-            tmp_path, max_completion_length=48, max_steps=1, temperature=0.3, learning_rate=1e-5
+            tmp_path,
+            per_device_train_batch_size=8,
+            num_generations=4,
+            max_completion_length=64,
+            max_steps=1,
+            temperature=1.0,
+            learning_rate=1e-4,
+            beta=0.0,
         ),
         train_dataset=data,
         processing_class=tokenizer,
         environment_factory=functools.partial(
-            NPGymEnvironment, repair=RepairConfig(max_attempts=2)
+            NPGymEnvironment, repair=RepairConfig(max_attempts=2), reward="strict"
         ),
     )
     trainer.train()
     entry = next(e for e in trainer.state.log_history if "rewards/NPGymEnvironment/mean" in e)
     assert entry["tools/call_frequency"] > 0
-    # "[0, 1]" is a well-formed but infeasible subset: each episode's reward is -0.5 (it would
-    # be -2.5 had the tool not been called).
-    assert entry["rewards/NPGymEnvironment/mean"] == pytest.approx(-0.5)
+    assert entry["frac_reward_zero_std"] < 1  # some group's episodes earned different rewards
+    assert entry["grad_norm"] > 0
+    moved = max((v - before[name]).abs().max().item() for name, v in model.named_parameters())
+    assert moved > 0

@@ -102,10 +102,10 @@ def test_solvers_agree_with_brute_force_on_small_instances(metric: str) -> None:
             optimum = brute_force(dist)
             tour, length = solvers.held_karp(dist)
             assert length == optimum == solvers.tour_length(dist, tour)
-            exact = solvers.branch_and_cut(dist, time_limit=30)
-            assert exact.proven_optimal and exact.length == optimum == exact.lower_bound
-            assert solvers.tour_length(dist, exact.tour) == optimum
-            assert sorted(exact.tour.tolist()) == list(range(n))
+            exact = solvers.branch_and_cut(dist, effort=30)
+            assert exact.proven_optimal and exact.objective == optimum == exact.bound
+            assert solvers.tour_length(dist, exact.witness) == optimum
+            assert sorted(exact.witness.tolist()) == list(range(n))
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "uniform"])
@@ -114,8 +114,8 @@ def test_branch_and_cut_matches_held_karp_on_medium_instances(metric: str) -> No
     for n in (11, 13, 14):
         dist = random_matrix(rng, n, metric)
         _, optimum = solvers.held_karp(dist)
-        exact = solvers.branch_and_cut(dist, time_limit=30)
-        assert exact.proven_optimal and exact.length == optimum
+        exact = solvers.branch_and_cut(dist, effort=30)
+        assert exact.proven_optimal and exact.objective == optimum
         heuristic_tour, heuristic_length = solvers.heuristic_tour(dist)
         assert heuristic_length >= optimum
         assert solvers.tour_length(dist, heuristic_tour) == heuristic_length
@@ -126,17 +126,17 @@ def test_local_search_keeps_a_permutation_and_never_worsens(seed: int, n: int) -
     dist = random_matrix(np.random.default_rng(seed), n, "uniform")
     tour = np.random.default_rng(seed).permutation(n).astype(np.int64)
     before = solvers.tour_length(dist, tour)
-    solvers.local_search(dist, tour)
+    solvers.local_search(dist, tour, 10**9)
     assert sorted(tour.tolist()) == list(range(n))
     assert solvers.tour_length(dist, tour) <= before
 
 
 def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
     dist = random_matrix(np.random.default_rng(3), 60, "euclidean")
-    result = solvers.branch_and_cut(dist, time_limit=0.01)
-    assert result.lower_bound <= result.length
-    assert result.proven_optimal == (result.lower_bound == result.length)
-    assert sorted(result.tour.tolist()) == list(range(60))
+    result = solvers.branch_and_cut(dist, effort=0.01)
+    assert result.bound <= result.objective
+    assert result.proven_optimal == (result.bound == result.objective)
+    assert sorted(result.witness.tolist()) == list(range(60))
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
@@ -211,3 +211,40 @@ def test_config_override_changes_the_size() -> None:
     assert 60 <= instance.n <= 62 and instance.tier == "hard"
     with pytest.raises(ValueError, match="grid"):
         TASK.config("easy", overrides={"grid": 2, "n_max": 20})
+
+
+@pytest.mark.parametrize("metric", ["uniform", "euclidean"])
+def test_one_tree_bound_never_exceeds_the_optimum(metric: str) -> None:
+    rng = np.random.default_rng(11)
+    for n in range(4, 11):
+        dist = random_matrix(rng, n, metric)
+        _, optimum = solvers.held_karp(dist)
+        bound = solvers.one_tree_bound(dist, optimum)
+        assert 0 < bound <= optimum
+        assert solvers.one_tree_bound(dist, optimum, effort=0.0) <= bound
+
+
+def test_one_tree_bound_is_close_on_euclidean_instances() -> None:
+    dist = random_matrix(np.random.default_rng(12), 60, "euclidean")
+    result = solvers.branch_and_cut(dist)
+    assert result.proven_optimal
+    assert solvers.one_tree_bound(dist, result.objective) >= 0.97 * result.objective
+
+
+def test_heuristic_budget_limits_the_work_not_the_answer_shape() -> None:
+    dist = random_matrix(np.random.default_rng(13), 80, "euclidean")
+    full = solvers.heuristic_tour(dist)
+    starved = solvers.heuristic_tour(dist, effort=0.0)  # one start, one sweep of local search
+    assert sorted(starved[0].tolist()) == list(range(80))
+    assert starved[1] == solvers.tour_length(dist, starved[0]) >= full[1]
+    assert solvers.heuristic_tour(dist, effort=0.0)[1] == starved[1]
+
+
+def test_above_the_lp_limit_the_one_tree_certifies_the_tour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dist = random_matrix(np.random.default_rng(14), 40, "euclidean")
+    monkeypatch.setattr(solvers, "LP_MAX_CITIES", 30)
+    result = solvers.branch_and_cut(dist)
+    assert result.bound == solvers.one_tree_bound(dist, result.objective)
+    assert result.proven_optimal == (result.bound == result.objective)

@@ -287,7 +287,7 @@ class AggregateTask(FamilyTask[AggregateInstance, AggregateConfig]):
         verdict = self.check(instance, solution)
         if not verdict.feasible:
             return _failed(weights, True, verdict.objective, reference_objective, verdict.reason)
-        score = _reward(self, weights, verdict, reference_objective)
+        score = _reward(self, weights, verdict, reference_objective, None)
         bonus = instance.bonus if self.beats_candidates(instance, verdict.objective) else 0.0
         return FamilyScore(
             **score.to_dict()

@@ -20,7 +20,7 @@ from npgym.config import TIERS, GeneratorConfig
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score
-from npgym.reward import DEFAULT_REWARD, RewardConfig
+from npgym.reward import RewardConfig, RewardSpec, resolve_reward
 from npgym.task import GUARD_TRIPS, Task, _failed
 
 _log = logging.getLogger("npgym")
@@ -106,15 +106,20 @@ class FamilyTask(Task[InstanceT, ConfigT]):
         """The score of a solution already in the family's shape (may raise only on a bug)."""
         raise NotImplementedError
 
+    def baseline_solution(self, instance: InstanceT) -> Any:
+        """No zero-effort answer: a family answer needs every part's (or a new) solution, so
+        ``"strict"`` measures a family's gap from 0."""
+        return None
+
     def score(
         self,
         instance: InstanceT,
         completion: str,
         reference: Reference | Objective | None = None,
-        reward: RewardConfig | None = None,
+        reward: RewardSpec = None,
     ) -> Score:
         """Reward a completion; never raises (the same last-resort guard as the base tasks)."""
-        weights = reward or DEFAULT_REWARD
+        weights = resolve_reward(reward)
         if reference is None:
             reference = self.reference(instance)
         reference_objective = reference.objective if isinstance(reference, Reference) else reference

@@ -293,7 +293,7 @@ class ComposeTask(FamilyTask[ComposeInstance, ComposeConfig]):
             task = get_task(part.task)
             verdict = task.check(part, answer)
             if verdict.feasible:
-                scores.append(_reward(task, weights, verdict, objective))
+                scores.append(_reward(task, weights, verdict, objective, task.baseline(part)))
             else:
                 scores.append(_failed(weights, True, verdict.objective, objective, verdict.reason))
         optimal = sum(score.feasible and score.optimality >= 1.0 for score in scores)

@@ -375,7 +375,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         verdict = self.check(instance, solution)
         if not verdict.feasible:
             return _failed(weights, True, None, 1, verdict.reason)
-        score = _reward(self, weights, verdict, 1)
+        score = _reward(self, weights, verdict, 1, None)
         return Score(**score.to_dict() | {"reason": verdict.reason})
 
     def feedback(self, score: Score) -> str:

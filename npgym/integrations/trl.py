@@ -5,12 +5,16 @@ columns as keyword lists)::
 
     from npgym.integrations.trl import make_dataset, npgym_reward, reward_parts
     trainer = GRPOTrainer(model, reward_funcs=[npgym_reward], train_dataset=make_dataset(...))
-    # or reward_funcs=reward_parts() to log format / feasibility / optimality separately
+    # train on the "strict" preset (baseline-relative optimality, graded format credit):
+    reward_funcs=[make_reward("strict")]
+    # log format / feasibility / optimality separately, next to the reward (adds nothing to it):
+    reward_funcs=[npgym_reward, *reward_parts()]
 
 The rows need ``task`` and ``instance`` (JSON) columns and, to skip recomputing it, a
 ``reference`` (JSON) column, as :func:`make_dataset` and ``npgym export --format trl`` write.
 :func:`npgym_reward` also logs the batch's feasibility rate, format rate and mean optimality
-ratio through TRL's ``log_metric`` when the trainer offers it.
+ratio through TRL's ``log_metric`` when the trainer offers it. ``make_dataset(chat=False)``
+writes plain-text prompts for base models without a chat template.
 
 Multi-turn repair: ``GRPOTrainer(..., environment_factory=NPGymEnvironment)`` gives the model a
 ``submit_solution`` tool that answers with the verifier's feedback; the episode reward is the
@@ -29,12 +33,13 @@ from npgym.multiturn import RepairConfig, RepairSession, as_completion
 from npgym.records import load_row, load_solved_row
 from npgym.registry import get_task, list_tasks
 from npgym.results import Reference, Score
-from npgym.reward import DEFAULT_REWARD, RewardConfig
+from npgym.reward import RewardSpec, resolve_reward
 from npgym.seeding import derive_seed
 from npgym.task import Task
-from npgym.trainer_rows import TrlRow, chat, reward_parts_of, trl_row
+from npgym.trainer_rows import TrlRow, reward_parts_of, trl_row
+from npgym.trainer_rows import chat as as_chat
 
-RewardFunction = Callable[..., list[float]]
+RewardFunction = Callable[..., Sequence[float | None]]
 ENVIRONMENT_INSTRUCTION = "Solve the following optimisation problem."
 
 
@@ -65,9 +70,13 @@ def score_completions(
     task: Sequence[str],
     instance: Sequence[str],
     reference: Sequence[str | None] | None = None,
-    weights: RewardConfig = DEFAULT_REWARD,
+    reward: RewardSpec = None,
 ) -> list[Score]:
-    """Score a batch of completions against the instances in the batch's columns."""
+    """Score a batch of completions against the instances in the batch's columns.
+
+    ``reward`` is a preset name (``"np-engine"``, the default, or ``"strict"``) or a config.
+    """
+    weights = resolve_reward(reward)
     scores = []
     for index, completion in enumerate(completions):
         reference_json = reference[index] if reference is not None else None
@@ -86,8 +95,17 @@ def _log(log_metric: Callable[[str, float], None] | None, scores: list[Score]) -
     log_metric("npgym/mean_ratio", sum(s.optimality for s in scores) / count)
 
 
-def make_reward(weights: RewardConfig = DEFAULT_REWARD) -> RewardFunction:
-    """The combined npgym reward (``R_format + R_feasibility``) with the given weights."""
+_PARTS = ("format_reward", "feasibility_reward", "optimality_reward")
+"""The reward's three parts; they sum to ``Score.reward``."""
+
+
+def make_reward(reward: RewardSpec = None) -> RewardFunction:
+    """The combined npgym reward (``R_format + R_feasibility``) under a preset or config.
+
+    ``reward`` is ``"np-engine"`` (default), ``"strict"`` or a :class:`RewardConfig`; an
+    unknown name raises ``ValueError`` listing the valid ones.
+    """
+    weights = resolve_reward(reward)
 
     def npgym_reward(
         prompts: Sequence[Any],
@@ -105,33 +123,45 @@ def make_reward(weights: RewardConfig = DEFAULT_REWARD) -> RewardFunction:
     return npgym_reward
 
 
-def reward_parts(weights: RewardConfig = DEFAULT_REWARD) -> list[RewardFunction]:
-    """The reward as three functions that TRL logs one by one and sums to the combined reward.
+def reward_parts(reward: RewardSpec = None) -> list[RewardFunction]:
+    """Three logging functions for format / feasibility / optimality, used next to the reward.
 
-    ``format_reward``: +1 / -1; ``feasibility_reward``: 0 if feasible, else the infeasibility
-    penalty (-1.5); ``optimality_reward``: the clipped optimality ratio of a feasible answer.
+    Put them beside :func:`npgym_reward` (or ``make_reward(preset)``, with the same preset):
+    ``reward_funcs=[npgym_reward, *reward_parts()]``. Each returns ``None`` for every completion,
+    which TRL leaves out of the total, so the trained and logged reward is the combined reward
+    alone (no double counting); through TRL's ``log_metric`` they log the batch means of the
+    parts as ``npgym/format_reward`` (+1 / -1, plus any graded credit), ``npgym/feasibility_reward``
+    (0 if feasible, else the infeasibility penalty) and ``npgym/optimality_reward`` (the feasible
+    answer's optimality term), which sum to the mean reward, and ``npgym/baseline_rate`` (share
+    of feasible answers no better than the task's zero-effort baseline).
     """
+    weights = resolve_reward(reward)
 
-    def part(name: str, value: Callable[[Score], float]) -> RewardFunction:
-        def reward(
+    def part(name: str) -> RewardFunction:
+        def reward_part(
             prompts: Sequence[Any],
             completions: Sequence[Any],
             task: Sequence[str],
             instance: Sequence[str],
             reference: Sequence[str | None] | None = None,
+            log_metric: Callable[[str, float], None] | None = None,
             **_: Any,
-        ) -> list[float]:
-            scores = score_completions(completions, task, instance, reference, weights)
-            return [value(score) for score in scores]
+        ) -> list[float | None]:
+            if log_metric is not None:
+                scores = score_completions(completions, task, instance, reference, weights)
+                parts = [reward_parts_of(s)[name] for s in scores]
+                log_metric(f"npgym/{name}", sum(parts) / len(parts))
+                if name == "format_reward":
+                    log_metric(
+                        "npgym/baseline_rate",
+                        sum(s.no_better_than_baseline for s in scores) / len(scores),
+                    )
+            return [None] * len(completions)
 
-        reward.__name__ = reward.__qualname__ = name
-        return reward
+        reward_part.__name__ = reward_part.__qualname__ = name
+        return reward_part
 
-    return [
-        part("format_reward", lambda s: reward_parts_of(s)["format_reward"]),
-        part("feasibility_reward", lambda s: reward_parts_of(s)["feasibility_reward"]),
-        part("optimality_reward", lambda s: reward_parts_of(s)["optimality_reward"]),
-    ]
+    return [part(name) for name in _PARTS]
 
 
 npgym_reward = make_reward()
@@ -178,6 +208,7 @@ def make_dataset(
     reference: ReferenceMode = "exact",
     workers: int = 1,
     environment: bool = False,
+    chat: bool = True,
 ) -> Any:
     """A ``datasets.Dataset`` of ``n`` instances per task for GRPO training.
 
@@ -188,14 +219,29 @@ def make_dataset(
     come from the training seed stream and are never NP-Bench's (see :mod:`npgym.datasets`).
     With ``environment`` the prompt is only a short instruction: :class:`NPGymEnvironment`
     appends the problem.
+    ``chat=False`` makes ``prompt`` plain text (the problem statement) for base models without
+    a chat template; the environment needs chat rows.
     """
+    if environment and not chat:
+        raise ValueError("environment rows are conversational: chat=False is not supported")
     from datasets import Dataset
 
     spec = training_spec(tasks, n, mix=mix, curriculum=curriculum, seed=seed, reference=reference)
-    rows = [trl_row(result.record) for result in make_rows(spec, workers=workers)]
+    rows: list[dict[str, Any]] = [
+        dict(trl_row(result.record)) for result in make_rows(spec, workers=workers)
+    ]
     if environment:
-        rows = [{**row, "prompt": chat(ENVIRONMENT_INSTRUCTION)} for row in rows]
+        rows = [{**row, "prompt": as_chat(ENVIRONMENT_INSTRUCTION)} for row in rows]
+    if not chat:
+        rows = [{**row, "prompt": plain_prompt(row["prompt"])} for row in rows]
     return Dataset.from_list(rows)
+
+
+def plain_prompt(prompt: Any) -> str:
+    """The text of a prompt for a base model: the messages' contents, or the text itself."""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n\n".join(str(message.get("content") or "") for message in prompt)
 
 
 def make_iterable_dataset(
@@ -230,19 +276,20 @@ class NPGymEnvironment:
     row without an instance gets a freshly generated one (``tasks``, ``tier``). The model calls
     ``submit_solution`` to check answers, at most ``repair.max_attempts`` times; ``get_reward``
     returns the episode reward under ``repair.policy`` (``best`` by default: the best
-    submission's reward), or a format failure when nothing was submitted.
+    submission's reward), or a format failure when nothing was submitted. ``reward`` is a
+    preset name (``"np-engine"``, ``"strict"``) or a :class:`~npgym.reward.RewardConfig`.
     """
 
     def __init__(
         self,
         repair: RepairConfig | None = None,
-        reward: RewardConfig = DEFAULT_REWARD,
+        reward: RewardSpec = None,
         tasks: Sequence[str] | None = None,
         tier: str = "easy",
         seed: int = 0,
     ) -> None:
         self._repair = repair or RepairConfig(max_attempts=3)
-        self._weights = reward
+        self._weights = resolve_reward(reward)
         self._tasks = list(tasks or list_tasks())
         self._tier = tier
         self._seeds = itertools.count()

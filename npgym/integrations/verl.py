@@ -25,6 +25,7 @@ from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, episode_reward
 from npgym.records import load_solved_row
 from npgym.results import Reference, Score
+from npgym.reward import RewardSpec, resolve_reward
 from npgym.task import Task
 from npgym.trainer_rows import TOOL_NAME, reward_parts_of, tools_kwargs
 
@@ -60,13 +61,18 @@ def compute_score(
     solution_str: str,
     ground_truth: Any,
     extra_info: dict[str, Any] | None = None,
+    reward: RewardSpec = None,
     **_: Any,
 ) -> dict[str, float]:
     """verl's reward hook: the npgym reward of a response, with its parts.
 
     ``extra_info`` must hold the row's ``instance`` (JSON) and ideally its ``reference``
     (JSON); ``ground_truth`` (the reference objective) is used when the reference is absent.
+    ``reward`` picks the preset (``"np-engine"`` by default, or ``"strict"``), set in verl with
+    ``reward.custom_reward_function.reward_kwargs.reward=strict`` (and ``reward: strict`` in
+    the tool config for multi-turn repair, so attempts are scored alike).
     """
+    weights = resolve_reward(reward)
     info = extra_info or {}
     if not info.get("instance"):
         raise ValueError(
@@ -76,7 +82,7 @@ def compute_score(
         _task_name(data_source, info), info["instance"], info.get("reference")
     )
     target = reference if info.get("reference") or ground_truth is None else ground_truth
-    score = task.score(instance, solution_str, target)
+    score = task.score(instance, solution_str, target, weights)
     attempts = info.get(ATTEMPTS_FIELD) or []
     if not attempts:
         return {"score": score.reward, **reward_parts_of(score)}

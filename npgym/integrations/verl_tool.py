@@ -23,6 +23,7 @@ from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 from npgym.integrations.verl import ATTEMPTS_FIELD, REPAIR_FIELD, TOOL_NAME, load_row
 from npgym.multiturn import RepairConfig, RepairSession, as_completion
 from npgym.results import Score
+from npgym.reward import resolve_reward
 
 SCHEMA = OpenAIFunctionToolSchema.model_validate(
     {
@@ -57,6 +58,7 @@ class NPGymSubmitTool(BaseTool):
         self.repair = RepairConfig.model_validate(
             {key: config[key] for key in ("max_attempts", "policy", "discount") if key in config}
         )
+        self.reward = resolve_reward(config.get("reward"))
         self._rows: dict[str, dict[str, Any]] = {}
         super().__init__(config, tool_schema or SCHEMA)
 
@@ -81,7 +83,7 @@ class NPGymSubmitTool(BaseTool):
         fields[REPAIR_FIELD] = self.repair.model_dump()
         task, instance, reference = load_row(row["task"], row["instance"], row.get("reference"))
         session = RepairSession(
-            task, instance, reference, self.repair, scores=[Score(**a) for a in attempts]
+            task, instance, reference, self.repair, self.reward, [Score(**a) for a in attempts]
         )
         if session.done:
             return ToolResponse(text="No attempts left."), 0.0, {}

@@ -24,7 +24,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict, get_args
 
@@ -34,6 +34,7 @@ from npgym.config import TIERS
 from npgym.records import load_solved_row
 from npgym.registry import get_task
 from npgym.results import Score
+from npgym.reward import DEFAULT_REWARD, RewardSpec, resolve_reward
 from npgym.task import Category
 from npgym.variants import consistency, verdict_label
 from npgym.version import __version__
@@ -232,14 +233,20 @@ class ScoredRows:
 
 
 def score_rows(
-    rows: Iterable[Mapping[str, Any]], completions: Completions, progress: bool | None = False
+    rows: Iterable[Mapping[str, Any]],
+    completions: Completions,
+    progress: bool | None = False,
+    reward: RewardSpec = None,
 ) -> ScoredRows:
     """Score every completion of every row against the row's reference (computed if absent).
 
     A row without completions is never scored: its :class:`ScoredRow` has no scores and its id
     is listed in ``missing``. Raises ``RecordError`` on a bad row. ``progress``: show a
-    progress bar (``None``: when stderr is a terminal).
+    progress bar (``None``: when stderr is a terminal). ``reward`` (a preset name or weights)
+    changes only each score's ``reward``: the verdicts, Success Rate and Average Ratio stay on
+    the np-engine definitions.
     """
+    weights = resolve_reward(reward)
     rows = list(rows)
     samples = max((len(texts) for texts in completions.texts.values()), default=1)
     if len({len(texts) for texts in completions.texts.values()}) > 1:
@@ -257,12 +264,19 @@ def score_rows(
         texts = completions.texts.get(identifier)
         if texts is None:
             missing.append(identifier)
+            texts = []
+        scores = [task.score(instance, text, reference) for text in texts]
+        if weights != DEFAULT_REWARD:
+            scores = [
+                replace(score, reward=task.score(instance, text, reference, weights).reward)
+                for score, text in zip(scores, texts, strict=True)
+            ]
         original = row.get("original_id")
         scored.append(
             ScoredRow(
                 identifier,
                 task.name,
-                [task.score(instance, t, reference) for t in texts or ()],
+                scores,
                 str(row.get("tier") or "custom"),
                 None if original is None else str(original),
             )
@@ -340,15 +354,21 @@ class Report(TypedDict):
 
 
 def evaluate(
-    rows: Iterable[Mapping[str, Any]], completions: Completions, source: str = ""
+    rows: Iterable[Mapping[str, Any]],
+    completions: Completions,
+    source: str = "",
+    reward: RewardSpec = None,
 ) -> Report:
     """Score every completion of every row and aggregate; returns the report.
+
+    Success Rate, Average Ratio and the other verdict metrics always use the ``"np-engine"``
+    reward (NP-Bench's definition); ``reward`` (a preset name or config) sets the mean reward.
 
     Instances without completions are not scored: they are counted as ``missing`` (per task,
     category, tier and overall) and listed in the report's ``problems``, as are ids that match
     no instance.
     """
-    scored = score_rows(rows, completions)
+    scored = score_rows(rows, completions, reward=reward)
     per_task: dict[str, list[list[Score]]] = defaultdict(list)
     for row in scored.rows:
         per_task[row.task].append(row.scores)

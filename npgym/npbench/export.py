@@ -9,19 +9,35 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 from npgym.records import Row, write_jsonl
 from npgym.trainer_rows import ABILITY, TOOL_NAME, chat, trl_row, verl_row
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 ExportFormat = Literal["jsonl", "parquet", "verl", "trl"]
 FORMATS: tuple[str, ...] = ("jsonl", "parquet", "verl", "trl")
 __all__ = ["ABILITY", "FORMATS", "ExportFormat", "chat", "export_rows", "trl_row", "verl_row"]
 
-_CHAT = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
+
+def _pyarrow() -> ModuleType:
+    """pyarrow, imported when a parquet file is written (an extra: ``npgym[parquet]``)."""
+    try:
+        import pyarrow
+        import pyarrow.parquet  # makes pyarrow.parquet an attribute
+    except ImportError as error:
+        raise ImportError(
+            "writing parquet needs pyarrow: pip install 'npgym[parquet]' (or export as jsonl)"
+        ) from error
+    return pyarrow
+
+
+def _chat_type() -> pa.DataType:
+    pa = _pyarrow()
+    return pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 
 
 def export_rows(
@@ -63,11 +79,13 @@ def _write_jsonl(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
 
 
 def _write_parquet(rows: Sequence[Mapping[str, Any]], path: Path, schema: pa.Schema) -> None:
-    pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), path)
+    pa = _pyarrow()
+    pa.parquet.write_table(pa.Table.from_pylist(list(rows), schema=schema), path)
 
 
 def _objective_type(rows: list[Row]) -> pa.DataType:
     """int64 when every reference objective is an integer (all npgym tasks), else float64."""
+    pa = _pyarrow()
     values = [row.get("reference_objective") for row in rows]
     if all(value is None or isinstance(value, int) for value in values):
         return pa.int64()
@@ -75,6 +93,7 @@ def _objective_type(rows: list[Row]) -> pa.DataType:
 
 
 def _record_schema(rows: list[Row]) -> pa.Schema:
+    pa = _pyarrow()
     return pa.schema(
         [
             ("id", pa.string()),
@@ -93,6 +112,7 @@ def _record_schema(rows: list[Row]) -> pa.Schema:
 
 
 def _verl_schema(rows: list[Row], multi_turn: bool) -> pa.Schema:
+    pa = _pyarrow()
     fields = [
         ("index", pa.int64()),
         ("id", pa.string()),
@@ -105,7 +125,7 @@ def _verl_schema(rows: list[Row], multi_turn: bool) -> pa.Schema:
     ]
     columns = [
         ("data_source", pa.string()),
-        ("prompt", _CHAT),
+        ("prompt", _chat_type()),
         ("ability", pa.string()),
         (
             "reward_model",
@@ -123,9 +143,10 @@ def _verl_schema(rows: list[Row], multi_turn: bool) -> pa.Schema:
 
 
 def _trl_schema(rows: list[Row]) -> pa.Schema:
+    pa = _pyarrow()
     return pa.schema(
         [
-            ("prompt", _CHAT),
+            ("prompt", _chat_type()),
             ("id", pa.string()),
             ("task", pa.string()),
             ("tier", pa.string()),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+import numpy as np
 from pydantic import model_validator
 
 from npgym.graphs import GraphInstance
+from npgym.heuristics.jit import njit
 from npgym.instance import Int
 
 
@@ -31,9 +33,23 @@ class GraphColoringInstance(GraphInstance):
             return self
         if len(planted) != self.n:
             raise ValueError(f"planted_colouring has {len(planted)} entries, expected {self.n}")
-        for u, v in self.edges:
-            if planted[u] == planted[v]:
-                raise ValueError(
-                    f"planted_colouring gives adjacent vertices {u} and {v} the same colour"
-                )
+        try:
+            colours = np.fromiter(planted, dtype=np.int64, count=len(planted))
+            clash = first_clash(colours, self.edge_array)
+        except OverflowError:  # a colour beyond int64: compare as Python ints
+            clash = next((i for i, (u, v) in enumerate(self.edges) if planted[u] == planted[v]), -1)
+        if clash >= 0:
+            u, v = self.edges[clash]
+            raise ValueError(
+                f"planted_colouring gives adjacent vertices {u} and {v} the same colour"
+            )
         return self
+
+
+@njit
+def first_clash(colours: np.ndarray, pairs: np.ndarray) -> int:
+    """Index of the first edge whose ends share a colour, or -1."""
+    for index in range(pairs.shape[0]):
+        if colours[pairs[index, 0]] == colours[pairs[index, 1]]:
+            return index
+    return -1

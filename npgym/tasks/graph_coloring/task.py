@@ -77,6 +77,10 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         colours = solvers.dsatur(*solvers.neighbour_lists(instance.adjacency))
         return solvers.canonical_colouring(colours)
 
+    def baseline_solution(self, instance: GraphColoringInstance) -> list[int]:
+        """Every vertex its own colour, ``[0, 1, ..., n-1]``: proper on any graph."""
+        return list(range(instance.n))
+
     def solve(
         self, instance: GraphColoringInstance, *, exact: bool, time_limit: float
     ) -> Reference:
@@ -95,13 +99,8 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
             time_limit,
             incumbent=None if planted is None else np.array(planted, dtype=np.int64),
         )
-        count, bound = result.colour_count, result.lower_bound
-        return Reference(
-            objective=count,
-            solution=result.colours.tolist(),
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver="max-clique bound + DSatur/Tabucol + DSatur branch and bound",
-            bound=bound,
-            gap=(count - bound) / count,
+        return Reference.from_result(
+            result,
+            result.witness.tolist(),
+            "max-clique bound + DSatur/Tabucol + DSatur branch and bound",
         )

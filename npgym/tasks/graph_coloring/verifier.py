@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 
 OK, WRONG_LENGTH, CONFLICT = range(3)
 

@@ -22,7 +22,8 @@ pairs their structure allows, so their graphs are somewhat sparser.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -36,6 +37,8 @@ MAX_GENERATED_VERTICES = 500
 class HamiltonianCycleConfig(GeneratorConfig):
     """How HamiltonianCycle instances are drawn: size, edge density, share of Hamiltonian ones."""
 
+    growth: ClassVar[Mapping[str, float]] = {"n_min": 1.0, "n_max": 1.0, "density": -1.0}
+
     n_min: int = Field(ge=5, le=MAX_GENERATED_VERTICES)
     n_max: int = Field(ge=5, le=MAX_GENERATED_VERTICES)
     density: float = Field(ge=0.0, le=1.0, description="expected edge density (Hamiltonian case)")
@@ -45,7 +48,7 @@ class HamiltonianCycleConfig(GeneratorConfig):
 
 
 TIERS: dict[str, HamiltonianCycleConfig] = {
-    "easy": HamiltonianCycleConfig(n_min=15, n_max=20, density=0.2),
+    "easy": HamiltonianCycleConfig(n_min=15, n_max=20, density=0.5),
     "medium": HamiltonianCycleConfig(n_min=20, n_max=30, density=0.3),
     "hard": HamiltonianCycleConfig(n_min=30, n_max=40, density=0.4),
     "benchmark": HamiltonianCycleConfig(n_min=40, n_max=50, density=0.5),

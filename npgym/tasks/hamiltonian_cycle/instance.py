@@ -5,9 +5,11 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import ClassVar, Literal
 
+import numpy as np
 from pydantic import StrictBool, model_validator
 
 from npgym.graphs import GraphInstance
+from npgym.heuristics.jit import njit
 from npgym.instance import Int
 
 Structure = Literal["hamiltonian", "cut_vertex", "independent_set"]
@@ -32,7 +34,9 @@ class HamiltonianCycleInstance(GraphInstance):
 
     @model_validator(mode="after")
     def _has_a_cycle(self) -> HamiltonianCycleInstance:
-        if len(self.edges) + _component_count(self.n, self.edges) <= self.n:
+        # Runs after GraphInstance._edges_in_range (pydantic runs a parent's validators first),
+        # so every vertex is in 0..n-1 when the kernel indexes with it.
+        if len(self.edges) + component_count(self.n, self.edge_array) <= self.n:
             raise ValueError("the graph has no cycle, so no answer could be feasible")
         return self
 
@@ -44,10 +48,10 @@ class HamiltonianCycleInstance(GraphInstance):
         inner = cycle[:-1]
         if len(cycle) < 4 or cycle[0] != cycle[-1] or len(set(inner)) != len(inner):
             raise ValueError("planted_cycle must be a closed list of 3 or more distinct vertices")
-        edges = set(self.edges)
-        for u, v in pairwise(cycle):
-            if (min(u, v), max(u, v)) not in edges:
-                raise ValueError(f"planted_cycle uses ({u}, {v}), which is not an edge")
+        missing = _first_missing_step(self, cycle)
+        if missing >= 0:
+            u, v = cycle[missing], cycle[missing + 1]
+            raise ValueError(f"planted_cycle uses ({u}, {v}), which is not an edge")
         if self.hamiltonian is not None and self.hamiltonian != (len(inner) == self.n):
             raise ValueError(
                 "hamiltonian must be true exactly when planted_cycle visits every vertex"
@@ -55,8 +59,54 @@ class HamiltonianCycleInstance(GraphInstance):
         return self
 
 
+def _first_missing_step(instance: HamiltonianCycleInstance, cycle: tuple[int, ...]) -> int:
+    """Index of the first step ``cycle[i] -> cycle[i + 1]`` that is not an edge, or -1."""
+    try:
+        vertices = np.fromiter(cycle, dtype=np.int64, count=len(cycle))
+    except OverflowError:  # beyond int64, so not a vertex: the exact path finds the step
+        edges = set(instance.edges)
+        for index, (u, v) in enumerate(pairwise(cycle)):
+            if (min(u, v), max(u, v)) not in edges:
+                return index
+        return -1
+    n = instance.n
+    low = np.minimum(vertices[:-1], vertices[1:])
+    high = np.maximum(vertices[:-1], vertices[1:])
+    valid = (low >= 0) & (high < n)
+    wanted = np.where(valid, low, 0) * n + np.where(valid, high, 0)
+    pairs = instance.edge_array  # sorted by (u, v), so the keys u * n + v are sorted too
+    keys = pairs[:, 0] * n + pairs[:, 1]
+    if keys.size:
+        found = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
+        valid &= found
+    else:
+        valid[:] = False
+    absent = np.flatnonzero(~valid)
+    return int(absent[0]) if absent.size else -1
+
+
+@njit
+def component_count(n: int, pairs: np.ndarray) -> int:
+    """Number of connected components of the graph on ``0..n-1`` with edge rows ``pairs``
+    (union-find with path halving; numba). :func:`_component_count` is its twin."""
+    root = np.arange(n)
+    count = n
+    for index in range(pairs.shape[0]):
+        a, b = pairs[index, 0], pairs[index, 1]
+        while root[a] != a:
+            root[a] = root[root[a]]
+            a = root[a]
+        while root[b] != b:
+            root[b] = root[root[b]]
+            b = root[b]
+        if a != b:
+            root[a] = b
+            count -= 1
+    return count
+
+
 def _component_count(n: int, edges: tuple[tuple[int, int], ...]) -> int:
-    """Number of connected components (union-find)."""
+    """Number of connected components (union-find; the pure-Python twin of the kernel)."""
     root = list(range(n))
 
     def find(vertex: int) -> int:

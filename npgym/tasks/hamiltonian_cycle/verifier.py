@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 
 OK, OUT_OF_RANGE, TOO_SHORT, NOT_CLOSED, REPEATED, NOT_ADJACENT = range(6)
 MIN_CYCLE = 3

@@ -27,8 +27,9 @@ about 0.11 every planted and filler item weighs 1 (decoys 1 to 3): a valid, very
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -41,6 +42,13 @@ MAX_GENERATED_WEIGHT = 10**6
 
 class KnapsackConfig(GeneratorConfig):
     """How Knapsack instances are drawn: item counts, weights, ratio bands and the capacity."""
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "items_min": 1.0,
+        "items_max": 1.0,
+        "planted_min": 1.0,
+        "planted_max": 1.0,
+    }
 
     items_min: int = Field(ge=1, le=MAX_ITEMS)
     items_max: int = Field(ge=1, le=MAX_ITEMS)

@@ -27,7 +27,8 @@ def render(instance: KnapsackInstance) -> str:
             "total value. Each item may be chosen at most once.",
             "",
             "Answer format: the numbers of the chosen items as a list in square brackets, for "
-            "example [0, 3, 4] (this example only shows the format); [] chooses no item.",
+            "example [0, 3, 4] (this example only shows the format). The empty list [] (no "
+            "item) is not a solution.",
             "",
             "Think step by step, then finish your response with the final answer on its own line "
             "in the form: Answer: [i1, i2, ...]",

@@ -66,35 +66,19 @@ class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
         )
         return items.tolist()
 
+    def baseline_solution(self, instance: KnapsackInstance) -> list[int] | None:
+        """The first item that fits on its own (``None`` if none does): one item, no comparison."""
+        fitting = np.flatnonzero(instance.weight_array <= instance.capacity)
+        return [int(fitting[0])] if fitting.size else None
+
     def solve(self, instance: KnapsackInstance, *, exact: bool, time_limit: float) -> Reference:
         weights, values = instance.weight_array, instance.value_array
         items = solvers.greedy_knapsack(weights, values, instance.capacity)
         value = int(values[items].sum())
         if not exact:
             bound = solvers.dantzig_bound(weights, values, instance.capacity)
-            return Reference(
-                objective=value,
-                solution=items.tolist(),
-                proven_optimal=bound == value,
-                method="exact" if bound == value else "heuristic",
-                solver="ratio greedy",
-                bound=bound,
-                gap=_gap(value, bound),
-            )
+            return Reference.bounded(value, items.tolist(), bound, "ratio greedy")
         result = solvers.exact_knapsack(
             weights, values, instance.capacity, time_limit, incumbent=items
         )
-        return Reference(
-            objective=result.value,
-            solution=result.items.tolist(),
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver=result.solver,
-            bound=result.upper_bound,
-            gap=_gap(result.value, result.upper_bound),
-        )
-
-
-def _gap(value: int, bound: int) -> float:
-    """Relative distance from the objective to the upper bound (0 when both are 0)."""
-    return (bound - value) / value if value else float(bound > 0)
+        return Reference.from_result(result, result.witness.tolist(), result.solver)

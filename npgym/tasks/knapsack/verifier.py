@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 from npgym.kernels import (
     ID_OUT_OF_RANGE,
     ID_REPEATED,

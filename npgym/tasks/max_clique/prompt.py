@@ -29,7 +29,7 @@ def render(instance: GraphInstance, title: str, noun: str, rule: str) -> str:
             "",
             f"Answer format: the {noun} as a list of distinct vertex numbers in square "
             "brackets, in any order, for example [0, 2, 5] (this example only shows the "
-            "format).",
+            "format). The empty list [] is not a solution.",
             "",
             "Think step by step, then finish your response with the final answer on its own "
             "line in the form: Answer: [v1, v2, ...]",

@@ -78,6 +78,10 @@ class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndepen
     def greedy_solution(self, instance: MaxIndependentSetInstance) -> list[int]:
         return greedy_clique(instance.complement_adjacency).tolist()
 
+    def baseline_solution(self, instance: MaxIndependentSetInstance) -> list[int]:
+        """One vertex, ``[0]``: an independent set of size 1 on any graph."""
+        return [0]
+
     def solve(
         self, instance: MaxIndependentSetInstance, *, exact: bool, time_limit: float
     ) -> Reference:

@@ -23,7 +23,8 @@ Construction (all times on the ``slot`` grid of the day ``[day_start, day_end)``
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -39,6 +40,15 @@ from npgym.tasks.meeting_scheduling.instance import (
 
 class MeetingSchedulingConfig(GeneratorConfig):
     """How MeetingScheduling instances are drawn (times in minutes after midnight)."""
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "meetings_min": 1.0,
+        "meetings_max": 1.0,
+        "attendees_min": 1.0,
+        "attendees_max": 1.0,
+        "rooms_min": 1.0,
+        "rooms_max": 1.0,
+    }
 
     meetings_min: int = Field(ge=1, le=MAX_MEETINGS)
     meetings_max: int = Field(ge=1, le=MAX_MEETINGS)
@@ -77,12 +87,12 @@ TIERS: dict[str, MeetingSchedulingConfig] = {
     "easy": MeetingSchedulingConfig(
         meetings_min=4, meetings_max=5, attendees_min=3, attendees_max=5, rooms_min=3,
         rooms_max=4, meeting_size_max=3, duration_slots_max=3, fragments_max=1,
-        coverage_min=0.6, coverage_max=0.9, capacity_min=3, capacity_slack=2,
+        coverage_min=0.45, coverage_max=0.75, capacity_min=3, capacity_slack=2,
     ),
     "medium": MeetingSchedulingConfig(
         meetings_min=5, meetings_max=6, attendees_min=4, attendees_max=6, rooms_min=4,
         rooms_max=5, meeting_size_max=4, duration_slots_max=3, fragments_max=2,
-        coverage_min=0.5, coverage_max=0.8, capacity_min=2, capacity_slack=1,
+        coverage_min=0.4, coverage_max=0.65, capacity_min=2, capacity_slack=1,
     ),
     "hard": MeetingSchedulingConfig(
         meetings_min=6, meetings_max=7, attendees_min=5, attendees_max=7, rooms_min=5,

@@ -60,7 +60,7 @@ def render(instance: MeetingSchedulingInstance) -> str:
             "",
             "Answer format: a list of [meeting, room, start] triples, one per scheduled "
             "meeting, for example [[0, 2, 540], [3, 1, 600]] (this example only shows the "
-            "format). Write [] to schedule no meeting.",
+            "format). The empty list [] (no meeting) is not a solution.",
             "",
             "Think step by step, then finish your response with the final answer on its own "
             "line in the form: Answer: [[meeting, room, start], ...]",

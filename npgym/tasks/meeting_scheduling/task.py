@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from npgym.answer import INT_LIMIT, AnswerFormatError, as_int_array, as_list
+from npgym.answer import INT_LIMIT, AnswerFormatError, IntRows, as_int_array, as_list
 from npgym.heuristics import meeting_scheduling as solvers
 from npgym.results import Reference, Verdict
 from npgym.task import Task
@@ -65,6 +65,14 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
             if value.size and int(np.abs(value).max()) >= INT_LIMIT:
                 raise AnswerFormatError("integer out of range in the schedule")
             return np.ascontiguousarray(value, dtype=np.int64)
+        if isinstance(value, IntRows):  # the parser's list of lists: check the row lengths at once
+            index = value.first_row_not_of_length(3)
+            if index >= 0:
+                length = value.row_length(index)
+                raise AnswerFormatError(
+                    f"schedule entry {index} has {length} values; each entry must be {ENTRY}"
+                )
+            return value.values.reshape(-1, 3)
         rows = as_list(value, "schedule")
         flat: list[Any] = []
         for index, row in enumerate(rows):
@@ -135,11 +143,17 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
     def greedy_solution(self, instance: MeetingSchedulingInstance) -> list[list[int]]:
         return [list(entry) for entry in solvers.first_fit_schedule(_problem(instance))]
 
+    def baseline_solution(self, instance: MeetingSchedulingInstance) -> list[list[int]] | None:
+        """One meeting: the lowest-numbered one that fits, at its first free start in the smallest
+        room that holds it (``None`` if no meeting fits anywhere)."""
+        schedule = solvers.first_fit_schedule(_problem(instance))
+        return [list(schedule[0])] if schedule else None
+
     def solve(
         self, instance: MeetingSchedulingInstance, *, exact: bool, time_limit: float
     ) -> Reference:
         problem = _problem(instance)
-        schedule = solvers.greedy_schedule(problem)
+        schedule = solvers.greedy_schedule(problem, effort=time_limit)
         value = solvers.participations(problem, schedule)
         if not exact:
             return Reference(
@@ -150,19 +164,10 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
                 solver="greedy+swap",
             )
         result = solvers.cp_sat_schedule(problem, time_limit, hint=schedule)
-        gap = (
-            (result.upper_bound - result.objective) / result.upper_bound
-            if result.upper_bound
-            else 0.0
-        )
-        return Reference(
-            objective=result.objective,
-            solution=[list(entry) for entry in result.schedule],
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver="greedy+swap, then CP-SAT (interval no-overlap)",
-            bound=result.upper_bound,
-            gap=0.0 if result.proven_optimal else gap,
+        return Reference.from_result(
+            result,
+            [list(entry) for entry in result.witness],
+            "greedy+swap, then CP-SAT (interval no-overlap)",
         )
 
 

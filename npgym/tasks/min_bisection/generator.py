@@ -25,14 +25,15 @@ their communities.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
 
 from npgym.config import GeneratorConfig
 
-MAX_GENERATED_VERTICES = 200
+MAX_GENERATED_VERTICES = 1000
 HEAVY = (5, 10)
 LIGHT = (1, 4)
 TRAITOR_TIE = (1, 3)
@@ -44,6 +45,16 @@ NOISE = (1, 10)
 
 class MinBisectionConfig(GeneratorConfig):
     """How MinBisection instances are drawn: size, community structure, noise and deception."""
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "n_min": 1.0,
+        "n_max": 1.0,
+        "intra_density": -1.0,
+        "inter_density": -1.0,
+        "noise": -1.0,
+        "traitors": 1.0,
+        "double_agents": 1.0,
+    }
 
     n_min: int = Field(ge=2, le=MAX_GENERATED_VERTICES)
     n_max: int = Field(ge=2, le=MAX_GENERATED_VERTICES)
@@ -62,7 +73,7 @@ TIERS: dict[str, MinBisectionConfig] = {
         n_min=40, n_max=44, intra_density=0.6, inter_density=0.04, noise=0.15
     ),
     "hard": MinBisectionConfig(
-        n_min=43, n_max=47, intra_density=0.7, inter_density=0.02, noise=0.1, traitors=3
+        n_min=43, n_max=47, intra_density=0.9, inter_density=0.02, noise=0.1, traitors=1
     ),
     "benchmark": MinBisectionConfig(
         n_min=48,

@@ -17,8 +17,9 @@ Construction, for a universe of ``u`` elements and ``m`` subsets:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -30,6 +31,13 @@ from npgym.tasks.set_cover.instance import MAX_SUBSETS, MAX_UNIVERSE
 class SetCoverConfig(GeneratorConfig):
     """How SetCover instances are drawn: universe size, number and size of subsets, and the
     share of instances without a cover."""
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "universe_size_min": 1.0,
+        "universe_size_max": 1.0,
+        "subsets_min": 1.0,
+        "subsets_max": 1.0,
+    }
 
     universe_size_min: int = Field(ge=2, le=MAX_UNIVERSE)
     universe_size_max: int = Field(ge=2, le=MAX_UNIVERSE)

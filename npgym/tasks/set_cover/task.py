@@ -94,6 +94,13 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
             return IMPOSSIBLE
         return solvers.greedy_cover(instance.membership).tolist()
 
+    def baseline_solution(self, instance: SetCoverInstance) -> list[int] | str:
+        """All subsets, ``[0, 1, ..., m-1]``, or ``Impossible`` when even they leave an element
+        uncovered (the union of all subsets decides it, no search)."""
+        if solvers.first_uncovered(instance.membership) >= 0:
+            return IMPOSSIBLE
+        return list(range(len(instance.subsets)))
+
     def solve(self, instance: SetCoverInstance, *, exact: bool, time_limit: float) -> Reference:
         membership = instance.membership
         if solvers.first_uncovered(membership) >= 0:
@@ -107,22 +114,6 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
         cover = solvers.greedy_cover(membership)
         if not exact:
             bound = solvers.size_bound(membership)
-            return Reference(
-                objective=len(cover),
-                solution=cover.tolist(),
-                proven_optimal=bound == len(cover),
-                method="exact" if bound == len(cover) else "heuristic",
-                solver="greedy",
-                bound=bound,
-                gap=(len(cover) - bound) / len(cover),
-            )
+            return Reference.bounded(len(cover), cover.tolist(), bound, "greedy")
         result = solvers.exact_cover(membership, time_limit, incumbent=cover)
-        return Reference(
-            objective=result.size,
-            solution=result.cover.tolist(),
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver="integer programme (HiGHS)",
-            bound=result.lower_bound,
-            gap=(result.size - result.lower_bound) / result.size,
-        )
+        return Reference.from_result(result, result.witness.tolist(), "integer programme (HiGHS)")

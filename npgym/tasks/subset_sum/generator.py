@@ -9,21 +9,33 @@ shrinks ``value_max`` to its bound, so at difficulty 0 every number is 1.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
 
 from npgym.config import GeneratorConfig
 
-MAX_GENERATED_NUMBERS = 100
-MAX_GENERATED_VALUE = 1000
-"""With at most 100 numbers of at most 1000, targets stay within the instance's limit."""
+MAX_GENERATED_NUMBERS = 500
+MAX_GENERATED_VALUE = 2000
+"""The largest value a config may ask for; the planted subset's size must keep its sum (the
+target) within the instance's limit of 100,000."""
 
 
 class SubsetSumConfig(GeneratorConfig):
     """How SubsetSum instances are drawn: how many numbers, the planted size, the value range."""
+
+    growth: ClassVar[Mapping[str, float]] = {
+        "n_min": 1.0,
+        "n_max": 1.0,
+        "solution_size_min": 0.5,
+        "solution_size_max": 0.5,
+        "value_max": 2.0,
+    }
+    """At difficulty 2.0: 150-200 numbers up to 1500 and a planted subset of 32-47 of them, so
+    the target (at most 70,500) stays within the instance's limit."""
 
     n_min: int = Field(ge=1, le=MAX_GENERATED_NUMBERS)
     n_max: int = Field(ge=1, le=MAX_GENERATED_NUMBERS)
@@ -37,7 +49,7 @@ class SubsetSumConfig(GeneratorConfig):
 
 TIERS: dict[str, SubsetSumConfig] = {
     "easy": SubsetSumConfig(
-        n_min=5, n_max=10, solution_size_min=4, solution_size_max=8, value_max=5
+        n_min=7, n_max=10, solution_size_min=4, solution_size_max=6, value_max=5
     ),
     "medium": SubsetSumConfig(
         n_min=8, n_max=12, solution_size_min=4, solution_size_max=8, value_max=10

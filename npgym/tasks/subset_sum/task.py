@@ -62,6 +62,11 @@ class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
     def greedy_solution(self, instance: SubsetSumInstance) -> list[int]:
         return solvers.greedy_subset(instance.array, instance.target).tolist()
 
+    def baseline_solution(self, instance: SubsetSumInstance) -> None:
+        """``None``: every answer must hit the target, so no answer takes no thought (the
+        ``"strict"`` reward measures from 0)."""
+        return None
+
     def solve(self, instance: SubsetSumInstance, *, exact: bool, time_limit: float) -> Reference:
         if exact:
             subset = solvers.max_cardinality_subset(instance.array, instance.target)
@@ -76,12 +81,9 @@ class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
             )
         subset = solvers.greedy_subset(instance.array, instance.target)
         bound = solvers.cardinality_bound(instance.array, instance.target)
-        return Reference(
-            objective=len(subset),
-            solution=subset.tolist(),
-            proven_optimal=bound == len(subset),
-            method="exact" if bound == len(subset) else "heuristic",
-            solver="smallest-first greedy with a reachability table",
-            bound=bound,
-            gap=(bound - len(subset)) / len(subset),
+        return Reference.bounded(
+            len(subset),
+            subset.tolist(),
+            bound,
+            "smallest-first greedy with a reachability table",
         )

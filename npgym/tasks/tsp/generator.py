@@ -12,7 +12,8 @@ Two metrics:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -23,6 +24,8 @@ from npgym.tasks.tsp.instance import MAX_CITIES, MAX_DISTANCE
 
 class TSPConfig(GeneratorConfig):
     """How TSP instances are drawn: number of cities, metric and value ranges."""
+
+    growth: ClassVar[Mapping[str, float]] = {"n_min": 1.0, "n_max": 1.0}
 
     n_min: int = Field(ge=3, le=MAX_CITIES)
     n_max: int = Field(ge=3, le=MAX_CITIES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -42,6 +43,7 @@ class TSPInstance(Instance):
             raise ValueError("distances from a city to itself must be 0")
         if self.coordinates is not None and len(self.coordinates) != n:
             raise ValueError(f"coordinates must list {n} points")
+        self.cached("matrix", lambda: matrix)  # validated once: scoring reuses it
         return self
 
     @property
@@ -56,9 +58,11 @@ class TSPInstance(Instance):
 
 
 def _as_array(rows: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    """The square matrix ``rows`` as a read-only int64 array, read in one pass."""
     try:
-        matrix = np.array(rows, dtype=np.int64)
+        flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=len(rows) ** 2)
     except OverflowError as error:
         raise ValueError(f"distances must lie in 0..{MAX_DISTANCE}") from error
+    matrix = flat.reshape(len(rows), len(rows))
     matrix.setflags(write=False)
     return matrix

@@ -60,8 +60,12 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
     def greedy_solution(self, instance: TSPInstance) -> list[int]:
         return solvers.canonical_tour(solvers.nearest_neighbour(instance.matrix, 0))
 
+    def baseline_solution(self, instance: TSPInstance) -> list[int]:
+        """The identity tour, ``[0, 1, ..., n-1, 0]``."""
+        return [*range(instance.n), 0]
+
     def solve(self, instance: TSPInstance, *, exact: bool, time_limit: float) -> Reference:
-        tour, length = solvers.heuristic_tour(instance.matrix)
+        tour, length = solvers.heuristic_tour(instance.matrix, effort=time_limit)
         if not exact:
             return Reference(
                 objective=length,
@@ -71,13 +75,4 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
                 solver="nearest-neighbour+2-opt+or-opt",
             )
         result = solvers.branch_and_cut(instance.matrix, time_limit, incumbent=tour)
-        gap = (result.length - result.lower_bound) / result.length if result.length else 0.0
-        return Reference(
-            objective=result.length,
-            solution=solvers.canonical_tour(result.tour),
-            proven_optimal=result.proven_optimal,
-            method="exact" if result.proven_optimal else "heuristic",
-            solver="branch-and-cut (HiGHS)",
-            bound=result.lower_bound,
-            gap=0.0 if result.proven_optimal else gap,
-        )
+        return Reference.from_result(result, solvers.canonical_tour(result.witness), result.solver)

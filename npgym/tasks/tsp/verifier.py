@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 
-from npgym.heuristics._numba import njit
+from npgym.heuristics.jit import njit
 
 OK, TOO_SHORT, OUT_OF_RANGE, NOT_CLOSED, REPEATED, MISSING = range(6)
 

@@ -1,4 +1,8 @@
-"""A numba ``njit`` that caches compiled code on disk when it can and never fails at import."""
+"""Shared numba helpers for solvers and verifiers: an ``njit`` that caches compiled code on disk
+when it can and never fails at import.
+
+Public (``npgym.heuristics.jit``): the verifiers and ``npgym.kernels`` use it, not only solvers.
+"""
 
 from __future__ import annotations
 
