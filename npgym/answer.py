@@ -32,6 +32,7 @@ verifiers take.
 
 from __future__ import annotations
 
+import importlib
 import re
 from functools import cache
 from itertools import pairwise
@@ -261,9 +262,7 @@ def to_python(value: Value | np.ndarray | IntRows) -> Value:
 @cache
 def _scan() -> ModuleType:
     """The numba scanner module, imported on first use so that ``import npgym`` stays light."""
-    from npgym import _scan as scanner
-
-    return scanner
+    return importlib.import_module("npgym._scan")
 
 
 def parse_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:

@@ -13,6 +13,7 @@ from gymnasium import spaces
 
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
 from npgym.registry import get_task
+from npgym.render import DRAWERS
 from npgym.reward import RewardConfig, resolve_reward
 
 MAX_TEXT_CHARS = 1 << 20
@@ -85,6 +86,8 @@ class NPGymEnv(gym.Env[str, str]):
         self.repair = RepairConfig(
             max_attempts=max_attempts, policy=reward_policy, discount=discount
         )
+        if self.task.name not in DRAWERS:  # a family or plug-in task without a picture
+            self.metadata = {**self.metadata, "render_modes": ["ansi"]}
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"unsupported render_mode {render_mode!r}")
         self.render_mode = render_mode

@@ -27,7 +27,8 @@ def wrong_answer(task_name: str, good: object) -> object:
     if task_name == "MinBisection":
         return [good[0] + good[1][:3], good[1][3:]]  # unbalanced
     if task_name == "MeetingScheduling":
-        return [[m, 0, start] for m, _, start in good] or [[0, 0, 0]]
+        clash = good[0][2] if good else 0  # every meeting in room 0 at one time: a clash
+        return [[m, 0, clash] for m, _, _ in good] or [[0, 0, 0]]
     if task_name == "SetCover":
         return good[:-1] if isinstance(good, list) else [0]
     if task_name in ("MaxClique", "MaxIndependentSet", "Knapsack", "SubsetSum"):

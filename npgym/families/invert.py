@@ -47,7 +47,7 @@ from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import RewardConfig
-from npgym.task import Task, _failed, _reward
+from npgym.task import Task, _failed
 
 MAX_ANSWER_CHARS = 20_000
 MAX_NUMBERS = 2_000
@@ -375,8 +375,22 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         verdict = self.check(instance, solution)
         if not verdict.feasible:
             return _failed(weights, True, None, 1, verdict.reason)
-        score = _reward(self, weights, verdict, 1, None)
-        return Score(**score.to_dict() | {"reason": verdict.reason})
+        # A valid instance earns the format term; the property earns the optimality term. The
+        # base tasks' "empty answer" rule does not apply: objective 0 means the property fails.
+        optimality = float(verdict.objective or 0)
+        feasibility_reward = weights.optimality_weight * optimality
+        return Score(
+            reward=weights.format_ok + feasibility_reward,
+            format_ok=True,
+            feasible=True,
+            objective=verdict.objective,
+            reference_objective=1,
+            ratio=optimality,
+            optimality=optimality,
+            reason=verdict.reason,
+            format_reward=weights.format_ok,
+            feasibility_reward=feasibility_reward,
+        )
 
     def feedback(self, score: Score) -> str:
         if score.format_ok and score.feasible and score.optimality < 1.0:

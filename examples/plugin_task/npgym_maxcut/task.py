@@ -172,6 +172,11 @@ class MaxCutTask(Task[MaxCutInstance, MaxCutConfig]):
     def random_solution(self, instance: MaxCutInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(instance.n) < 0.5).tolist()
 
+    def baseline_solution(self, instance: MaxCutInstance) -> list[int] | None:
+        """The zero-effort answer: the first vertex with an edge alone on its side (``None`` for
+        a graph without edges, where every cut is empty)."""
+        return [min(instance.edges)[0]] if instance.edges else None
+
     def greedy_solution(self, instance: MaxCutInstance) -> list[int]:
         return local_search_side(instance.n, instance.edges)
 
