@@ -22,6 +22,7 @@ from typing import Any
 
 from npgym.answer import AnswerFormatError, extract_answer
 from npgym.instance import Instance
+from npgym.integrations.curriculum import report_to_journal
 from npgym.multiturn import RepairConfig, episode_reward
 from npgym.records import load_solved_row
 from npgym.results import Reference, Score
@@ -66,6 +67,8 @@ def compute_score(
 
     ``extra_info`` must hold the row's ``instance`` (JSON) and ideally its ``reference``
     (JSON); ``ground_truth`` (the reference objective) is used when the reference is absent.
+    Rows drawn from a curriculum (:mod:`npgym.integrations.verl_curriculum`) also name a
+    journal and a key in ``extra_info``: the score is appended to that journal.
     """
     info = extra_info or {}
     if not info.get("instance"):
@@ -79,6 +82,7 @@ def compute_score(
     score = task.score(instance, solution_str, target)
     attempts = info.get(ATTEMPTS_FIELD) or []
     if not attempts:
+        report_to_journal(info, score)
         return {"score": score.reward, **reward_parts_of(score)}
     rewards = [float(attempt["reward"]) for attempt in attempts]
     if _has_answer(solution_str):
@@ -86,6 +90,7 @@ def compute_score(
     best = max((Score(**attempt) for attempt in attempts), key=lambda s: s.reward)
     final = best if best.reward >= score.reward else score
     repair = RepairConfig.model_validate(info.get(REPAIR_FIELD) or {})
+    report_to_journal(info, final)
     return {
         "score": episode_reward(rewards, repair.policy, repair.discount),
         **reward_parts_of(final),
