@@ -18,6 +18,7 @@ from npgym.integrations.curriculum import (
     CurriculumJournal,
     curriculum_dataset,
     curriculum_reward,
+    report_to_journal,
 )
 from npgym.integrations.verl import compute_score
 
@@ -63,6 +64,21 @@ def test_trl_reward_reports_every_sample_and_moves_the_frontier() -> None:
     failing_reward, rows = curriculum_reward(failing), list(curriculum_dataset(failing).take(8))
     failing_reward(prompts=[None] * 8, completions=["no answer"] * 8, **_columns(rows))
     assert failing.difficulty("SubsetSum") < 0.2
+
+
+def test_trl_stream_refuses_several_trainer_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(RuntimeError, match="one trainer process"):
+        next(iter(curriculum_dataset(AdaptiveCurriculum(["Knapsack"]))))
+
+
+def test_a_report_to_a_missing_journal_fails_loudly(tmp_path: Path) -> None:
+    item = AdaptiveCurriculum(["Knapsack"]).next()
+    score = npgym.get_task("Knapsack").score(item.instance, "no answer")
+    extra = {KEY_FIELD: item.key, JOURNAL_FIELD: str(tmp_path / "elsewhere.jsonl")}
+    with pytest.raises(CurriculumError, match="not found"):
+        report_to_journal(extra, score)
+    assert not report_to_journal({}, score)  # a row not drawn from a curriculum
 
 
 torch = pytest.importorskip("torch", reason="the GRPO test needs torch (CPU build)")

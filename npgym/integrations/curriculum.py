@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,13 +66,19 @@ def curriculum_dataset(curriculum: AdaptiveCurriculum, reference: ReferenceMode 
     """An endless ``datasets.IterableDataset`` drawn from ``curriculum`` as the trainer reads it.
 
     Rows are TRL rows (``prompt``, ``task``, ``instance``, ``reference``, ...) plus
-    ``curriculum_key``. Set ``max_steps`` and ``shuffle_dataset=False`` in ``GRPOConfig``.
+    ``curriculum_key``. Set ``max_steps`` and ``shuffle_dataset=False`` in ``GRPOConfig``. It
+    serves one trainer process (``WORLD_SIZE`` 1): it refuses a multi-process launch.
     """
     from datasets import IterableDataset
 
     from npgym.trainer_rows import trl_row
 
     def rows() -> Iterator[dict[str, Any]]:
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            raise RuntimeError(
+                "curriculum_dataset serves one trainer process: with several, each would hold "
+                "its own curriculum and see only its own reports"
+            )
         while True:
             item = curriculum.next()
             yield {**trl_row(curriculum_record(item, reference)), KEY_FIELD: item.key}
@@ -131,7 +138,14 @@ def report_to_journal(extra_info: Mapping[str, Any], score: Score) -> bool:
     journal, key = extra_info.get(JOURNAL_FIELD), extra_info.get(KEY_FIELD)
     if not journal or not key:
         return False
-    with _locked(Path(journal), "ab") as handle:
+    path = Path(journal)
+    if not path.is_file():
+        raise CurriculumError(
+            f"curriculum journal {path} not found: rewards must be computed on the machine "
+            "whose dataset drew the row (the journal is a local file)"
+        )
+    with _locked(path, "r+b") as handle:
+        handle.seek(0, 2)
         handle.write(_line({"report": str(key), "score": score.to_dict()}))
     return True
 
