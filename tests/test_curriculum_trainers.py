@@ -143,6 +143,28 @@ def test_journal_replicas_agree_and_replay_reports_from_other_processes(tmp_path
     assert resumed[4]["extra_info"]["difficulty"] == pytest.approx(0.25)
 
 
+def test_verl_draw_options_multi_turn_and_bad_config(tmp_path: Path) -> None:
+    from npgym.integrations.verl_curriculum import curriculum_draws
+
+    journal = str(tmp_path / "journal.jsonl")
+    draws = curriculum_draws(
+        {"tasks": ["Knapsack"], "journal": journal, "reference": "heuristic", "multi_turn": True},
+        max_samples=8,
+    )
+    row = draws[0]
+    assert len(draws) == 8 and row["agent_name"] == "tool_agent"
+    assert (
+        row["extra_info"]["tools_kwargs"]["submit_solution"]["create_kwargs"]["task"] == "Knapsack"
+    )
+    assert json.loads(row["extra_info"]["reference"])["method"] == "heuristic"
+    with pytest.raises(ValueError, match="tasks"):
+        curriculum_draws({"journal": journal, "size": 4})
+    with pytest.raises(ValueError, match="size"):
+        curriculum_draws({"tasks": ["Knapsack"], "journal": journal})
+    with pytest.raises(ValueError, match="reference"):
+        curriculum_draws({"tasks": ["Knapsack"], "journal": journal, "size": 4, "reference": "x"})
+
+
 def test_journal_refuses_other_options_and_unknown_reports(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
     CurriculumJournal(AdaptiveCurriculum(["Knapsack"], seed=0), path).next()
