@@ -1,0 +1,122 @@
+"""verl: a dataset class that draws its rows from an adaptive curriculum.
+
+Name it in verl's config and give the curriculum's options under ``data.npgym_curriculum``::
+
+    data.train_files=npgym-curriculum
+    data.custom_cls.path=pkg://npgym.integrations.verl_curriculum
+    data.custom_cls.name=CurriculumRLHFDataset
+    +data.npgym_curriculum.tasks=[TSP,Knapsack]
+    +data.npgym_curriculum.journal=/path/to/run/curriculum.jsonl
+    +data.npgym_curriculum.size=100000        # the epoch length verl sees
+    # optional: seed, target, start, step, window, pass_ratio, min_difficulty, max_difficulty,
+    # memory (AdaptiveCurriculum's options), reference (exact|heuristic|none), multi_turn
+    reward.custom_reward_function.path=<npgym/integrations/verl.py>
+    reward.custom_reward_function.name=compute_score
+
+Only the data file named ``npgym-curriculum`` is drawn: real files (``data.val_files``, e.g. an
+``npgym export --format verl`` of NP-Bench) are read as :class:`RLHFDataset` reads them, so
+validation stays fixed and does not report. Each draw ignores the sampler's index and takes the
+curriculum's next item; its ``extra_info`` carries ``curriculum_key`` and ``curriculum_journal``,
+and :func:`npgym.integrations.verl.compute_score` appends every sample's score to that journal
+(each of a GRPO group's samples is one report), from whichever process verl scores in. Before
+each draw the dataset replays the journal's new lines (see
+:class:`npgym.integrations.curriculum.CurriculumJournal`), so the frontier follows the reports
+even across dataloader worker processes. Draws run ahead of training by the dataloader's
+prefetch (``data.dataloader_num_workers=0`` keeps that to one batch). Prompts are not filtered
+by length: pick ``max_difficulty`` so they fit ``data.max_prompt_length``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from verl.utils.dataset.rl_dataset import RLHFDataset
+
+from npgym.curriculum import AdaptiveCurriculum
+from npgym.datasets import ReferenceMode
+from npgym.integrations.curriculum import (
+    JOURNAL_FIELD,
+    KEY_FIELD,
+    CurriculumJournal,
+    curriculum_record,
+)
+from npgym.trainer_rows import verl_row
+
+CURRICULUM_FILES = "npgym-curriculum"
+"""The ``data.train_files`` value that makes :class:`CurriculumRLHFDataset` draw."""
+CONFIG_KEY = "npgym_curriculum"
+"""The key of the curriculum's options in verl's ``data`` config."""
+
+
+class CurriculumDraws:
+    """Stands in for ``RLHFDataset.dataframe``: ``size`` rows, each a fresh curriculum draw."""
+
+    def __init__(
+        self,
+        journal: CurriculumJournal,
+        size: int,
+        reference: ReferenceMode = "exact",
+        multi_turn: bool = False,
+    ) -> None:
+        self.journal = journal
+        self.size = size
+        self.reference: ReferenceMode = reference
+        self.multi_turn = multi_turn
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        item = self.journal.next()
+        row = verl_row(curriculum_record(item, self.reference), index, "train", self.multi_turn)
+        row["extra_info"] |= {
+            KEY_FIELD: item.key,
+            JOURNAL_FIELD: str(self.journal.path),
+            "difficulty": item.difficulty,
+        }
+        return row
+
+
+def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
+    """The draws configured by ``data.npgym_curriculum`` (a mapping; see the module docstring)."""
+    if isinstance(options, DictConfig):
+        options = OmegaConf.to_container(options, resolve=True)
+    if not isinstance(options, dict) or not options.get("tasks") or not options.get("journal"):
+        raise ValueError(
+            f"data.train_files={CURRICULUM_FILES} needs data.{CONFIG_KEY}.tasks (a list of npgym "
+            f"tasks) and data.{CONFIG_KEY}.journal (a file path that every process can reach)"
+        )
+    settings = dict(options)
+    tasks = list(settings.pop("tasks"))
+    journal = settings.pop("journal")
+    size = int(settings.pop("size", 0)) or max_samples
+    if size <= 0:
+        raise ValueError(
+            f"give data.{CONFIG_KEY}.size (or data.train_max_samples): the epoch length verl sees"
+        )
+    reference = settings.pop("reference", "exact")
+    if reference not in ("exact", "heuristic", "none"):
+        raise ValueError(f"data.{CONFIG_KEY}.reference must be exact, heuristic or none")
+    multi_turn = bool(settings.pop("multi_turn", False))
+    if "target" in settings:
+        settings["target"] = tuple(settings["target"])
+    curriculum = AdaptiveCurriculum(tasks, **settings)
+    return CurriculumDraws(CurriculumJournal(curriculum, journal), size, reference, multi_turn)
+
+
+class CurriculumRLHFDataset(RLHFDataset):
+    """verl's RLHF dataset whose rows come from an adaptive curriculum (module docstring)."""
+
+    def _draws_from_curriculum(self) -> bool:
+        return [str(path) for path in self.original_data_files] == [CURRICULUM_FILES]
+
+    def _download(self, use_origin_parquet: bool = False) -> None:
+        if not self._draws_from_curriculum():
+            super()._download(use_origin_parquet)
+
+    def _read_files_and_tokenize(self) -> None:
+        if not self._draws_from_curriculum():
+            super()._read_files_and_tokenize()
+            return
+        self.dataframe = curriculum_draws(self.config.get(CONFIG_KEY), self.max_samples)
