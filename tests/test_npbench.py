@@ -277,7 +277,16 @@ def test_cli_build_eval_export_and_compare(tmp_path: Path) -> None:
         json.dumps({"id": rows[0]["id"], "completion": _optimal(rows[0])}) + "\n"
     )
     result = runner.invoke(
-        main, ["eval", str(folder), "--completions", str(completions), "-o", str(tmp_path / "r")]
+        main,
+        [
+            "eval",
+            str(folder),
+            "--completions",
+            str(completions),
+            "-o",
+            str(tmp_path / "r"),
+            "--allow-missing",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "2 instances had no completion" in (tmp_path / "r" / "report.md").read_text()
