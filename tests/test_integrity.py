@@ -347,3 +347,21 @@ def test_a_build_killed_with_sigkill_resumes_to_the_same_bytes(tmp_path: Path) -
     subprocess.run([*command, "-o", str(whole), *options], check=True, capture_output=True)
     assert _files(killed) == _files(whole)
     assert not (killed / building.JOURNAL).exists()
+
+
+def test_an_import_shows_progress_and_verifies(tmp_path: Path) -> None:
+    distances = [[0, 3, 4, 5], [3, 0, 6, 7], [4, 6, 0, 8], [5, 7, 8, 0]]
+    question = {str(i): {str(j): d for j, d in enumerate(row)} for i, row in enumerate(distances)}
+    knapsack = {
+        "capacity": 5,
+        "items": {"0": {"weight": 2, "value": 3}, "1": {"weight": 4, "value": 5}},
+    }
+    source = tmp_path / "tsp.json"
+    source.write_text(json.dumps({"questions": {"question1": question, "question2": knapsack}}))
+    result = CliRunner().invoke(
+        main, ["import", "np-engine", str(source), "-o", str(tmp_path / "d")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "import: 2/2 finished" in result.stderr
+    rows = verify_dataset(tmp_path / "d")
+    assert [row["reference_objective"] for row in rows] == [22, 5]
