@@ -365,3 +365,13 @@ def test_an_import_shows_progress_and_verifies(tmp_path: Path) -> None:
     assert "import: 2/2 finished" in result.stderr
     rows = verify_dataset(tmp_path / "d")
     assert [row["reference_objective"] for row in rows] == [22, 5]
+
+
+def test_a_damaged_journal_line_is_named(tmp_path: Path) -> None:
+    spec = BuildSpec(tasks=("Knapsack",), n=2, mix={"easy": 1.0})
+    journal = tmp_path / building.JOURNAL
+    journal.mkdir(parents=True)
+    (journal / "spec.json").write_text(spec.model_dump_json())
+    (journal / "rows.jsonl").write_text('{"record": {"id": "x"}, "fingerprint": "f"}\n{oops\n')
+    with pytest.raises(BuildError, match=r"rows.jsonl:2: not a journal entry"):
+        build(spec, tmp_path, workers=1, progress=False)

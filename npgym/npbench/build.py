@@ -318,11 +318,17 @@ class _Journal:
             )
         done: dict[str, ItemResult] = {}
         if self.rows_path.exists():
-            for line in complete_lines(self.rows_path):
-                entry = json.loads(line)
-                done[entry["record"]["id"]] = ItemResult(
-                    entry["record"], entry["fingerprint"], 0, 0
-                )
+            for number, line in enumerate(complete_lines(self.rows_path), start=1):
+                try:
+                    entry = json.loads(line)
+                    record, fingerprint = entry["record"], entry["fingerprint"]
+                    done[record["id"]] = ItemResult(record, fingerprint, 0, 0)
+                except (json.JSONDecodeError, KeyError, TypeError) as error:
+                    raise BuildError(
+                        f"{self.rows_path}:{number}: not a journal entry ({error}); the "
+                        "journal is damaged: delete that line to recompute its item, or the "
+                        "folder to start over"
+                    ) from error
         return done
 
     def append(self, result: ItemResult) -> None:
