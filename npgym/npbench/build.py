@@ -181,8 +181,8 @@ def build(
     items = plan(spec)
     results = dict(done)
     timings = [0.0, 0.0]
-    if len(done) < len(items) and backend != "ray" and spec.reference != "none":
-        warm_up(spec.tasks)
+    if len(done) < len(items) and backend != "ray":
+        warm_up(spec.tasks, spec.reference != "none")
     made = make_rows(
         spec, workers=workers, backend=backend, ray_address=ray_address, skip=done, ordered=False
     )
