@@ -220,6 +220,13 @@ def bench() -> None:
     help="Built dataset whose instances must not appear (repeatable).",
 )
 @click.option("--drop-overlap", is_flag=True, help="Leave overlapping instances out instead.")
+@click.option(
+    "--variants",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Optimum-keeping variants to add per instance (after the overlap check).",
+)
 def bench_build(
     output: Path,
     count: int,
@@ -235,8 +242,10 @@ def bench_build(
     ray_address: str | None,
     exclude: tuple[Path, ...],
     drop_overlap: bool,
+    variants: int,
 ) -> None:
-    """Build instances with references into OUTPUT (resumes an interrupted build)."""
+    """Build instances with references into OUTPUT (resumes an interrupted build; a finished
+    one is verified and left as it is)."""
     from npgym.npbench.build import BuildSpec, build
 
     if tier and mix:
@@ -259,9 +268,13 @@ def bench_build(
             ray_address=ray_address,
             exclude=exclude,
             drop_overlap=drop_overlap,
+            variants=variants,
         )
     except (ValidationError, KeyError, DatasetError) as error:
         raise click.ClickException(str(error)) from error
+    if summary.already_built:
+        click.echo(f"{output} already holds this build, verified: nothing to do", err=True)
+        return
     click.echo(
         f"built {summary.computed} instances ({summary.resumed} resumed) in "
         f"{summary.wall_seconds:.1f} s; generation {summary.generation_seconds:.1f} s, "
@@ -284,16 +297,28 @@ def bench_build(
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--split-name", default="test", show_default=True, help="verl extra_info.split.")
 @click.option("--multi-turn", is_flag=True, help="verl: tool-agent rows for multi-turn repair.")
+@click.option("--no-verify", is_flag=True, help="Skip checking DATASET against its manifest.")
 def export_command(
-    dataset: Path, fmt: ExportFormat, output: Path, split_name: str, multi_turn: bool
+    dataset: Path,
+    fmt: ExportFormat,
+    output: Path,
+    split_name: str,
+    multi_turn: bool,
+    no_verify: bool,
 ) -> None:
-    """Export a built DATASET folder as one file for datasets, verl or TRL."""
-    from npgym.npbench.build import BuildError, read_dataset
+    """Export a built DATASET folder as one file for datasets, verl or TRL (checked against
+    its manifest first, unless --no-verify)."""
+    from npgym.npbench.build import BuildError, read_dataset, verify_dataset
     from npgym.npbench.export import export_rows
 
     try:
+        rows = (
+            read_dataset(dataset, verify=False)
+            if no_verify
+            else verify_dataset(dataset, progress=True)
+        )
         written = export_rows(
-            read_dataset(dataset), fmt, output, split=split_name, multi_turn=multi_turn
+            rows, fmt, output, split=split_name, multi_turn=multi_turn, progress=True
         )
     except (BuildError, RecordError) as error:
         raise click.ClickException(str(error)) from error
@@ -339,7 +364,7 @@ def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | 
     from npgym.npbench.importers import NPEngineFormatError, import_np_engine_files
 
     try:
-        summary = import_np_engine_files(files, output, time_limit=time_limit)
+        summary = import_np_engine_files(files, output, time_limit=time_limit, progress=True)
     except NPEngineFormatError as error:
         raise click.ClickException(str(error)) from error
     click.echo(summary, err=True)
@@ -397,6 +422,7 @@ def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | 
     type=click.Path(file_okay=False, path_type=Path),
     help="Report folder (default: <dataset>/eval-<source>).",
 )
+@click.option("--no-verify", is_flag=True, help="Skip checking DATASET against its manifest.")
 @click.option(
     "--reward",
     "reward_preset",
@@ -430,6 +456,7 @@ def eval_command(
     allow_missing: bool,
     output: Path | None,
     reward_preset: str,
+    no_verify: bool,
     compare: tuple[Path, Path] | None,
 ) -> None:
     """Score completions on a built DATASET: Success Rate and Average Ratio per task, category
@@ -448,7 +475,7 @@ def eval_command(
     if endpoint and not model:
         raise click.UsageError("--endpoint needs --model")
     try:
-        rows = list(read_dataset(dataset))
+        rows = list(read_dataset(dataset, verify=not no_verify))
         source = str(completions.name if completions else agent or model)
         folder = output or dataset / f"eval-{_slug(source)}"
         if completions is not None:

@@ -39,6 +39,7 @@ from functools import cache
 from typing import Any, Literal
 
 import numpy as np
+from numba.core import event as numba_event
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from npgym.config import TIERS
@@ -441,18 +442,45 @@ def worker_count(requested: int | None, items: int) -> int:
     return max(1, min(requested or usable_cores(), usable_cores(), items))
 
 
+COMPILING_MESSAGE = "compiling verifier kernels (first run only)"
+"""Said once per process when numba starts compiling (not when it loads its on-disk cache)."""
+_warmed: set[tuple[str, bool]] = set()
+_announced = threading.Event()
+
+
+class _CompileNotice(numba_event.Listener):
+    """Says :data:`COMPILING_MESSAGE` on stderr at the first real numba compile."""
+
+    def on_start(self, event: numba_event.Event) -> None:
+        if not _announced.is_set():
+            _announced.set()
+            print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+
+    def on_end(self, event: numba_event.Event) -> None:
+        """Nothing to do when a compile ends."""
+
+
 def warm_up(tasks: Iterable[str], references: bool = True) -> None:
     """Compile (or load) every numba kernel the tasks use, once, in this process.
 
     Pool workers are forked after this, so they inherit the compiled kernels instead of each
     importing and compiling them again. Without ``references`` only generation is warmed.
+    Tasks warmed before are skipped. If numba has to compile (its cache is cold), the first
+    compile says :data:`COMPILING_MESSAGE` on stderr, once per process.
     """
-    for name in tasks:
-        task = get_task(name)
-        instance = task.generate(0, tier="easy")
-        if references:
-            reference = task.reference(instance, time_limit=1.0)
-            task.score(instance, task.format_answer(reference.solution), reference)
+    todo = [
+        name
+        for name in dict.fromkeys(tasks)
+        if (name, references) not in _warmed and (name, True) not in _warmed
+    ]
+    with numba_event.install_listener("numba:compile", _CompileNotice()):
+        for name in todo:
+            task = get_task(name)
+            instance = task.generate(0, tier="easy")
+            if references:
+                reference = task.reference(instance, time_limit=1.0)
+                task.score(instance, task.format_answer(reference.solution), reference)
+            _warmed.add((name, references))
 
 
 def _run_pool(items: list[WorkItem], spec: DatasetSpec, workers: int) -> Iterator[ItemResult]:

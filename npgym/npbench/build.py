@@ -6,7 +6,18 @@ local processes (default) or on Ray. Each finished row is appended to a journal 
 ``<out>/.journal`` as it arrives, so an interrupted build resumes without recomputing or
 losing anything. When all items are done the rows are written per task in plan order
 (``<out>/<Task>.jsonl``) with a ``manifest.json``: the same spec gives byte-identical files on
-either backend with any number of workers.
+either backend with any number of workers. Running the same build again on a finished folder
+verifies it and does nothing else.
+
+With ``variants=k`` each kept instance is followed by ``k`` variants that keep its optimum
+(:func:`npgym.variants.expand_variants`): rows ``<id>-v<j>`` with ``original_id``, ``variant``
+(``1..k``) and ``transforms``, each with its own reference, computed in this process and checked
+against the original's (the variant's objective is ``scale * original + shift``).
+
+:func:`read_dataset` (behind ``eval``, ``export`` and ``show``) first checks the folder against
+its manifest with :func:`verify_dataset`: file hashes, counts, ids, seeds and fingerprints,
+the planned ids of the recorded spec, and that every reference solution verifies to its
+recorded objective. A mismatch raises :class:`IntegrityError` naming the file and what differs.
 
 Seeds and the no-duplicates rule are :mod:`npgym.datasets`'s: training sets and the benchmark
 draw from different streams, a training set never holds an NP-Bench instance, and ``exclude``
@@ -24,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypedDict, cast
 
-from tqdm import tqdm
 from typing_extensions import Required
 
 from npgym.datasets import (
@@ -39,8 +49,20 @@ from npgym.datasets import (
     make_rows,
     plan,
     tier_counts,
+    warm_up,
 )
-from npgym.records import ROW_SCHEMA_VERSION, Row, complete_lines, read_jsonl, write_jsonl
+from npgym.progress import Progress
+from npgym.records import (
+    ROW_SCHEMA_VERSION,
+    RecordError,
+    Row,
+    complete_lines,
+    load_row,
+    make_record,
+    read_jsonl,
+    write_jsonl,
+)
+from npgym.registry import get_task
 from npgym.version import __version__
 
 MANIFEST = "manifest.json"
@@ -50,6 +72,7 @@ __all__ = [
     "BENCH_TIER",
     "BuildError",
     "BuildSpec",
+    "IntegrityError",
     "ItemResult",
     "Manifest",
     "WorkItem",
@@ -60,12 +83,17 @@ __all__ = [
     "plan",
     "read_dataset",
     "tier_counts",
+    "verify_dataset",
     "write_dataset",
 ]
 
 
 class BuildError(DatasetError):
     """A build that cannot go on: overlap with excluded data, a conflicting journal..."""
+
+
+class IntegrityError(BuildError):
+    """A dataset folder that is not what its manifest says, or whose references do not verify."""
 
 
 BuildSpec = DatasetSpec
@@ -93,6 +121,10 @@ class Manifest(TypedDict, total=False):
     row_schema_version: Required[int]
     npgym_version: Required[str]
     spec: dict[str, Any]
+    variants: int
+    """``k`` of ``bench build --variants k`` (absent when no variants were made)."""
+    dropped: list[str]
+    """Ids left out by ``--drop-overlap`` (absent when none were)."""
     source: dict[str, Any]
     tasks: Required[dict[str, TaskEntry]]
 
@@ -107,6 +139,8 @@ class BuildSummary:
     generation_seconds: float
     reference_seconds: float
     manifest: Manifest
+    already_built: bool = False
+    """The folder held this finished build already: it was verified and nothing was done."""
 
 
 def build(
@@ -119,48 +153,62 @@ def build(
     exclude: Iterable[str | Path] = (),
     drop_overlap: bool = False,
     progress: bool | None = None,
+    variants: int = 0,
 ) -> BuildSummary:
     """Build (or resume) ``spec`` into ``out_dir`` and return a summary.
 
     ``exclude`` lists other built datasets (folders with a manifest) whose instances must not
     appear in this one; a training build always excludes the default NP-Bench as well. With
     ``drop_overlap`` overlapping instances are left out and reported instead of failing.
-    ``progress`` shows a progress bar with an ETA (default: when stderr is a terminal).
+    ``variants`` adds that many optimum-keeping variants of every kept instance. ``progress``
+    (default on) shows a bar on a terminal and periodic lines on stderr otherwise.
+
+    A folder that already holds this finished build is verified and left as it is
+    (``already_built``); one that holds a different finished build is an error.
     """
     if spec.split == "stream":
         raise BuildError("a stream is endless: a build needs a finite split")
+    if variants < 0:
+        raise BuildError(f"variants must be at least 0, got {variants}")
     out = Path(out_dir)
     started = time.perf_counter()
+    if (out / MANIFEST).exists() and not (out / JOURNAL).exists():
+        return _finished(spec, out, variants, started)
+    if variants:
+        _check_variants_defined(spec.tasks)
     journal = _Journal(out / JOURNAL, spec)
     done = journal.load()
     items = plan(spec)
     results = dict(done)
     timings = [0.0, 0.0]
-    bar = tqdm(
-        total=len(items),
-        initial=len(done),
-        unit="inst",
-        desc="build",
-        disable=None if progress is None else not progress,
-    )
+    if len(done) < len(items) and backend != "ray":
+        warm_up(spec.tasks, spec.reference != "none")
     made = make_rows(
         spec, workers=workers, backend=backend, ray_address=ray_address, skip=done, ordered=False
     )
     computed = 0
-    for result in made:
-        computed += 1
-        journal.append(result)
-        results[result.record["id"]] = result
-        timings[0] += result.generation_seconds
-        timings[1] += result.reference_seconds
-        bar.update()
-    bar.close()
+    with Progress(len(items), "build", enabled=progress is not False) as bar:
+        bar.update(done=len(done))
+        for result in made:
+            computed += 1
+            journal.append(result)
+            results[result.record["id"]] = result
+            timings[0] += result.generation_seconds
+            timings[1] += result.reference_seconds
+            bar.update(done=1)
     journal.close()
     ordered = [results[item.record_id] for item in items]
     kept = check_overlap(
         ordered, split=spec.split, tasks=spec.tasks, exclude=exclude, drop=drop_overlap
     )
-    manifest = write_dataset(out, kept, spec=spec.model_dump(mode="json"))
+    kept_ids = {result.record["id"] for result in kept}
+    dropped = [result.record["id"] for result in ordered if result.record["id"] not in kept_ids]
+    if variants:
+        kept, variant_seconds = _with_variants(kept, spec, variants, progress is not False)
+        timings[1] += variant_seconds
+    manifest = write_dataset(
+        out, kept, spec=spec.model_dump(mode="json"), variants=variants, dropped=dropped
+    )
     journal.remove()
     return BuildSummary(
         computed=computed,
@@ -170,6 +218,81 @@ def build(
         reference_seconds=timings[1],
         manifest=manifest,
     )
+
+
+def _finished(spec: BuildSpec, out: Path, variants: int, started: float) -> BuildSummary:
+    """The summary of a folder that already holds this finished build (verified first)."""
+    manifest = load_manifest(out)
+    wanted = json.loads(json.dumps(spec.model_dump(mode="json")))
+    if manifest.get("spec") != wanted or manifest.get("variants", 0) != variants:
+        raise BuildError(
+            f"{out} holds a finished build of a different spec (see its {MANIFEST}); "
+            "choose another folder, or delete this one to rebuild"
+        )
+    verify_dataset(out)
+    return BuildSummary(0, 0, time.perf_counter() - started, 0.0, 0.0, manifest, True)
+
+
+def _check_variants_defined(tasks: Iterable[str]) -> None:
+    """Fail before any work when a task has no optimum-keeping variants."""
+    from npgym.variants import variant
+
+    for name in tasks:
+        try:
+            variant(get_task(name).generate(0, tier="easy"), 0)
+        except ValueError as error:
+            raise BuildError(f"--variants: {error}") from error
+
+
+def _with_variants(
+    results: list[ItemResult], spec: BuildSpec, k: int, show: bool
+) -> tuple[list[ItemResult], float]:
+    """Each result followed by its ``k`` variants, with references of their own; and the
+    seconds their references took. A variant whose proven optimum is not the original's
+    mapped through the variant's scale and shift is a bug, and raises."""
+    from npgym.variants import expand_variants
+
+    expanded: list[ItemResult] = []
+    seconds = 0.0
+    with Progress(len(results) * k, "variants", enabled=show) as bar:
+        for result in results:
+            loaded = load_row(result.record)
+            task, original = loaded.task, loaded.instance
+            expanded.append(result)
+            for number, made in enumerate(expand_variants([original], k, spec.seed)[0], start=1):
+                begun = time.perf_counter()
+                solved = None
+                if spec.reference != "none":
+                    solved = task.reference(
+                        made.instance,
+                        exact=spec.reference == "exact",
+                        time_limit=spec.time_limit,
+                    )
+                seconds += time.perf_counter() - begun
+                reference = loaded.reference
+                if (
+                    solved is not None
+                    and reference is not None
+                    and solved.proven_optimal
+                    and reference.proven_optimal
+                    and made.objective_to_original(solved.objective) != reference.objective
+                ):
+                    raise BuildError(
+                        f"variant {number} of {result.record['id']} has the proven optimum "
+                        f"{solved.objective}, which does not map back to the original's "
+                        f"{reference.objective}"
+                    )
+                original_id = result.record["id"]
+                marks = {
+                    "original_id": original_id,
+                    "variant": number,
+                    "transforms": list(made.transforms),
+                }
+                record = make_record(f"{original_id}-v{number}", task, made.instance, solved)
+                record = cast(Row, {**record, **marks})
+                expanded.append(ItemResult(record, made.instance.fingerprint(), 0.0, 0.0))
+                bar.update(done=1)
+    return expanded, seconds
 
 
 class _Journal:
@@ -195,11 +318,17 @@ class _Journal:
             )
         done: dict[str, ItemResult] = {}
         if self.rows_path.exists():
-            for line in complete_lines(self.rows_path):
-                entry = json.loads(line)
-                done[entry["record"]["id"]] = ItemResult(
-                    entry["record"], entry["fingerprint"], 0, 0
-                )
+            for number, line in enumerate(complete_lines(self.rows_path), start=1):
+                try:
+                    entry = json.loads(line)
+                    record, fingerprint = entry["record"], entry["fingerprint"]
+                    done[record["id"]] = ItemResult(record, fingerprint, 0, 0)
+                except (json.JSONDecodeError, KeyError, TypeError) as error:
+                    raise BuildError(
+                        f"{self.rows_path}:{number}: not a journal entry ({error}); the "
+                        "journal is damaged: delete that line to recompute its item, or the "
+                        "folder to start over"
+                    ) from error
         return done
 
     def append(self, result: ItemResult) -> None:
@@ -273,11 +402,14 @@ def write_dataset(
     *,
     spec: dict[str, Any] | None = None,
     source: dict[str, Any] | None = None,
+    variants: int = 0,
+    dropped: list[str] | None = None,
 ) -> Manifest:
     """Write ``<Task>.jsonl`` files (tasks in order of first appearance) and the manifest.
 
     The build ``spec`` or where imported data came from (``source``) goes into the manifest,
-    which holds no timestamps or timings so that equal inputs give byte-identical folders.
+    which holds no timestamps or timings so that equal inputs give byte-identical folders;
+    ``variants`` and ``dropped`` (ids left out for overlap) only when there are any.
     """
     out.mkdir(parents=True, exist_ok=True)
     by_task: dict[str, list[ItemResult]] = {}
@@ -298,7 +430,12 @@ def write_dataset(
             "seeds": [result.record["seed"] for result in rows],
             "fingerprints": [result.fingerprint for result in rows],
         }
-    described = {"spec": spec, "source": source}
+    described = {
+        "spec": spec,
+        "variants": variants or None,
+        "dropped": dropped or None,
+        "source": source,
+    }
     manifest = cast(
         Manifest,
         {
@@ -317,8 +454,172 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def read_dataset(folder: str | Path) -> Iterator[Row]:
-    """Rows of a built dataset folder, task by task in manifest order."""
+def read_dataset(folder: str | Path, *, verify: bool = True) -> Iterator[Row]:
+    """Rows of a built dataset folder, task by task in manifest order.
+
+    With ``verify`` (the default) the whole folder is checked first (:func:`verify_dataset`)
+    and an :class:`IntegrityError` is raised before any row is given out.
+    """
+    if verify:
+        return iter(verify_dataset(folder))
     manifest = load_manifest(folder)
-    for task in manifest["tasks"].values():
-        yield from cast("Iterator[Row]", read_jsonl(Path(folder) / task["file"]))
+    return (
+        cast(Row, row)
+        for task in manifest["tasks"].values()
+        for row in read_jsonl(Path(folder) / task["file"])
+    )
+
+
+def verify_dataset(folder: str | Path, *, progress: bool = False) -> list[Row]:
+    """Check a dataset folder against its manifest and return its rows.
+
+    Checked: every task file's sha256, row count, ids, seeds and instance fingerprints (each
+    recomputed from the row); no id or instance twice; the ``proven_optimal`` share; for a
+    build, that the ids are the ones its recorded spec plans (less ``dropped``, plus variants);
+    and that every row's reference solution verifies, by the task's own verifier, to the
+    recorded objective (so an edited objective is caught even when the manifest was rewritten
+    to match). Raises :class:`IntegrityError` naming the file and what differs.
+    """
+    root = Path(folder)
+    manifest = load_manifest(root)
+    entries = manifest.get("tasks")
+    if not isinstance(entries, dict) or not entries:
+        raise IntegrityError(f"{root / MANIFEST}: lists no task files")
+    total = sum(int(entry.get("count", 0)) for entry in entries.values())
+    rows: list[Row] = []
+    seen_ids: dict[str, str] = {}
+    seen_prints: dict[str, str] = {}
+    with Progress(total, "verify", enabled=progress) as bar:
+        for name, entry in entries.items():
+            for row, fingerprint in _verified_file(root, name, entry):
+                where = f"{root / entry['file']}: row {row['id']!r}"
+                for seen, key, what in (
+                    (seen_ids, row["id"], "id"),
+                    (seen_prints, fingerprint, "instance"),
+                ):
+                    if key in seen:
+                        raise IntegrityError(f"{where}: the same {what} as row {seen[key]!r}")
+                    seen[key] = row["id"]
+                rows.append(row)
+                bar.update(done=1)
+    _check_planned_ids(root, manifest, rows)
+    return rows
+
+
+def _mismatch(path: Path, what: str, recorded: Any, found: Any) -> IntegrityError:
+    return IntegrityError(
+        f"{path}: {what} differs from {MANIFEST} (recorded {recorded}, found {found}); the folder "
+        "was changed after it was built. Rebuild it, or pass --no-verify if the edit is on purpose"
+    )
+
+
+def _verified_file(root: Path, name: str, entry: TaskEntry) -> Iterator[tuple[Row, str]]:
+    """The rows of one task file with their fingerprints, each checked against ``entry``."""
+    path = root / str(entry.get("file", f"{name}.jsonl"))
+    if not path.is_file():
+        raise IntegrityError(f"{path}: listed in {MANIFEST} but missing")
+    digest = _sha256(path)
+    if digest != entry["sha256"]:
+        raise _mismatch(path, "sha256", entry["sha256"][:12] + "...", digest[:12] + "...")
+    try:
+        rows = cast("list[Row]", list(read_jsonl(path)))
+    except RecordError as error:
+        raise IntegrityError(str(error)) from error
+    if len(rows) != entry["count"]:
+        raise _mismatch(path, "row count", entry["count"], len(rows))
+    listed: dict[str, list[Any]] = {
+        "ids": entry["ids"],
+        "seeds": entry["seeds"],
+        "fingerprints": entry["fingerprints"],
+    }
+    for column, values in listed.items():
+        if len(values) != len(rows):
+            raise _mismatch(path, f"length of {column}", len(rows), len(values))
+    proven = 0
+    for index, row in enumerate(rows):
+        where = root / entry["file"]
+        if row.get("id") != entry["ids"][index]:
+            raise _mismatch(where, f"id of row {index + 1}", entry["ids"][index], row.get("id"))
+        if row.get("task") != name:
+            raise _mismatch(where, f"task of row {row['id']!r}", name, row.get("task"))
+        if row.get("seed") != entry["seeds"][index]:
+            raise _mismatch(where, f"seed of row {row['id']!r}", entry["seeds"][index], row["seed"])
+        fingerprint = _check_row(where, row)
+        if fingerprint != entry["fingerprints"][index]:
+            raise _mismatch(
+                where, f"instance of row {row['id']!r}", "its fingerprint", "another instance"
+            )
+        proven += bool(row.get("proven_optimal"))
+        yield row, fingerprint
+    share = round(proven / len(rows), 6) if rows else 0.0
+    if share != entry["proven_optimal"]:
+        raise _mismatch(path, "proven_optimal share", entry["proven_optimal"], share)
+
+
+def _check_row(path: Path, row: Row) -> str:
+    """The row's instance fingerprint, after checking that its reference columns agree and its
+    reference solution verifies to the recorded objective."""
+    where = f"{path}: row {row['id']!r}"
+    try:
+        task, instance, reference = load_row(row)
+    except RecordError as error:
+        raise IntegrityError(f"{path}: {error}") from error
+    if reference is None:
+        if any(key in row for key in ("reference_objective", "proven_optimal")):
+            raise IntegrityError(f"{where}: reference columns without a reference")
+        return instance.fingerprint()
+    columns = {
+        "reference_objective": reference.objective,
+        "proven_optimal": reference.proven_optimal,
+        "reference_method": reference.method,
+    }
+    for column, value in columns.items():
+        if row.get(column) != value:
+            raise IntegrityError(
+                f"{where}: {column} is {row.get(column)!r} but its reference says {value!r}"
+            )
+    verdict = task.verify(instance, reference.solution)
+    if reference.objective is not None and (
+        not verdict.feasible or verdict.objective != reference.objective
+    ):
+        found = verdict.objective if verdict.feasible else f"infeasible ({verdict.reason})"
+        raise IntegrityError(
+            f"{where}: the reference solution verifies to {found}, not to the recorded "
+            f"objective {reference.objective}; the reference was edited"
+        )
+    return instance.fingerprint()
+
+
+def _check_planned_ids(root: Path, manifest: Manifest, rows: list[Row]) -> None:
+    """For a build: the rows are exactly the ids its recorded spec plans (so rows deleted
+    together with their manifest entries are still missed), less dropped, plus variants."""
+    recorded = manifest.get("spec")
+    if recorded is None:
+        return
+    try:
+        spec = BuildSpec.model_validate(recorded)
+    except ValueError as error:
+        raise IntegrityError(
+            f"{root / MANIFEST}: the recorded spec is not valid: {error}"
+        ) from error
+    dropped = set(manifest.get("dropped", []))
+    variants = manifest.get("variants", 0)
+    expected: dict[str, list[str]] = {}
+    for item in plan(spec):
+        if item.record_id not in dropped:
+            ids = expected.setdefault(item.task, [])
+            ids.append(item.record_id)
+            ids += [f"{item.record_id}-v{number}" for number in range(1, variants + 1)]
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        found.setdefault(row["task"], []).append(row["id"])
+    if found != {task: ids for task, ids in expected.items() if ids}:
+        planned = {key for ids in expected.values() for key in ids}
+        present = {key for ids in found.values() for key in ids}
+        missing = sorted(planned - present)
+        extra = sorted(present - planned)
+        raise IntegrityError(
+            f"{root}: the rows are not the ones its spec plans ({len(planned)} expected, "
+            f"{len(present)} found; missing: {', '.join(missing[:5]) or 'none'}; unexpected: "
+            f"{', '.join(extra[:5]) or 'none'})"
+        )

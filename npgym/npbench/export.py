@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
+from npgym.progress import Progress
 from npgym.records import Row, write_jsonl
 from npgym.trainer_rows import ABILITY, TOOL_NAME, chat, trl_row, verl_row
 
@@ -46,20 +47,39 @@ def export_rows(
     output: str | Path,
     split: str = "test",
     multi_turn: bool = False,
+    progress: bool = False,
 ) -> int:
     """Write ``rows`` to ``output`` in ``fmt``; return how many rows were written.
 
     ``trl`` writes JSON lines when ``output`` ends in ``.jsonl``, parquet otherwise;
     ``multi_turn`` (verl) adds the tool arguments of :mod:`npgym.integrations.verl_tool`.
+    ``progress`` shows the rows converted (a bar on a terminal, periodic lines otherwise).
     """
     rows = list(rows)
+    with Progress(len(rows), "export", enabled=progress) as bar:
+        written = _export(rows, fmt, output, split, multi_turn, bar)
+    return written
+
+
+def _export(
+    rows: list[Row],
+    fmt: ExportFormat,
+    output: str | Path,
+    split: str,
+    multi_turn: bool,
+    bar: Progress,
+) -> int:
+    """:func:`export_rows` once the rows are in memory; ``bar`` counts rows as they convert."""
+    rows = [*_counted(rows, bar)] if fmt in ("jsonl", "parquet") else rows
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "verl":
-        verl = [verl_row(row, index, split, multi_turn) for index, row in enumerate(rows)]
+        verl = [
+            verl_row(row, index, split, multi_turn) for index, row in enumerate(_counted(rows, bar))
+        ]
         _write_parquet(verl, path, _verl_schema(rows, multi_turn))
     elif fmt == "trl":
-        trl = [trl_row(row) for row in rows]
+        trl = [trl_row(row) for row in _counted(rows, bar)]
         if path.suffix == ".jsonl":
             _write_jsonl(trl, path)
         else:
@@ -71,6 +91,12 @@ def export_rows(
     else:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     return len(rows)
+
+
+def _counted(rows: Iterable[Row], bar: Progress) -> Iterator[Row]:
+    for row in rows:
+        yield row
+        bar.update(done=1)
 
 
 def _write_jsonl(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
@@ -93,7 +119,15 @@ def _objective_type(rows: list[Row]) -> pa.DataType:
 
 
 def _record_schema(rows: list[Row]) -> pa.Schema:
+    """npgym's row columns, plus ``original_id``, ``variant`` and ``transforms`` when the rows
+    include variants (``bench build --variants``)."""
     pa = _pyarrow()
+    variant_columns = [
+        ("original_id", pa.string()),
+        ("variant", pa.int64()),
+        ("transforms", pa.list_(pa.string())),
+    ]
+    has_variants = any("original_id" in row for row in rows)
     return pa.schema(
         [
             ("id", pa.string()),
@@ -107,6 +141,7 @@ def _record_schema(rows: list[Row]) -> pa.Schema:
             ("reference_objective", _objective_type(rows)),
             ("proven_optimal", pa.bool_()),
             ("reference_method", pa.string()),
+            *(variant_columns if has_variants else []),
         ]
     )
 

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from npgym.datasets import ItemResult
 from npgym.instance import Instance
 from npgym.npbench.build import write_dataset
+from npgym.progress import Progress
 from npgym.records import make_record
 from npgym.registry import get_task
 
@@ -83,26 +84,37 @@ def read_np_engine(path: str | Path) -> list[tuple[str, Instance]]:
 
 
 def import_np_engine_files(
-    paths: Iterable[str | Path], out_dir: str | Path, time_limit: float | None = None
+    paths: Iterable[str | Path],
+    out_dir: str | Path,
+    time_limit: float | None = None,
+    progress: bool = False,
 ) -> str:
-    """Import files into an npgym dataset folder; return a one-paragraph summary."""
+    """Import files into an npgym dataset folder; return a one-paragraph summary.
+
+    Every file is read (and refused if malformed) before any reference is computed; then
+    ``progress`` shows the references as they are certified.
+    """
+    paths = list(paths)
+    files = [(Path(path), read_np_engine(path)) for path in paths]
     results: list[ItemResult] = []
     lines = []
-    for path in paths:
-        started = time.perf_counter()
-        stem = Path(path).stem
-        questions = read_np_engine(path)
-        proven = 0
-        for question_id, instance in questions:
-            task = get_task(instance.task)
-            reference = task.reference(instance, time_limit=time_limit)
-            proven += reference.proven_optimal
-            record = make_record(f"np-engine-{stem}-{question_id}", task, instance, reference)
-            results.append(ItemResult(record, instance.fingerprint(), 0.0, 0.0))
-        elapsed = time.perf_counter() - started
-        lines.append(
-            f"{path}: {len(questions)} instances, {proven} proven optimal, {elapsed:.1f} s"
-        )
+    total = sum(len(questions) for _, questions in files)
+    with Progress(total, "import", enabled=progress) as bar:
+        for path, questions in files:
+            started = time.perf_counter()
+            proven = 0
+            for question_id, instance in questions:
+                task = get_task(instance.task)
+                reference = task.reference(instance, time_limit=time_limit)
+                proven += reference.proven_optimal
+                record_id = f"np-engine-{path.stem}-{question_id}"
+                record = make_record(record_id, task, instance, reference)
+                results.append(ItemResult(record, instance.fingerprint(), 0.0, 0.0))
+                bar.update(done=1)
+            elapsed = time.perf_counter() - started
+            lines.append(
+                f"{path}: {len(questions)} instances, {proven} proven optimal, {elapsed:.1f} s"
+            )
     sources = [str(Path(path).name) for path in paths]
     write_dataset(Path(out_dir), results, source={"np-engine": sources})
     return "\n".join(lines)
