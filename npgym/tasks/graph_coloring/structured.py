@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pydantic import BaseModel
 
 from npgym.structured import Episode, first_n, flags, integers, padded
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
@@ -25,10 +24,6 @@ class GraphColoringEpisode(Episode):
 
     task_name = "GraphColoring"
     instance: GraphColoringInstance
-
-    @classmethod
-    def limits_for(cls, config: BaseModel) -> dict[str, int]:
-        return {"n": config.n_max}  # type: ignore[attr-defined]
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

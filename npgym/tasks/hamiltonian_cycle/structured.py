@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pydantic import BaseModel
 
 from npgym.structured import Episode, first_n, flags, integers, padded
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
@@ -39,10 +38,6 @@ class HamiltonianCycleEpisode(Episode):
 
     task_name = "HamiltonianCycle"
     instance: HamiltonianCycleInstance
-
-    @classmethod
-    def limits_for(cls, config: BaseModel) -> dict[str, int]:
-        return {"n": config.n_max}  # type: ignore[attr-defined]
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pydantic import BaseModel
 
 from npgym.graphs import GraphInstance
 from npgym.structured import Episode, first_n, flags, padded
@@ -24,10 +23,6 @@ class VertexSetEpisode(Episode):
     """Grow a vertex set whose members are pairwise compatible (:meth:`compatible`)."""
 
     instance: GraphInstance
-
-    @classmethod
-    def limits_for(cls, config: BaseModel) -> dict[str, int]:
-        return {"n": config.n_max}  # type: ignore[attr-defined]
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

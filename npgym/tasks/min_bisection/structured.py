@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pydantic import BaseModel
 
 from npgym.structured import Episode, first_n, flags, integers, padded
 from npgym.tasks.min_bisection.instance import MAX_WEIGHT, MinBisectionInstance
@@ -24,10 +23,6 @@ class MinBisectionEpisode(Episode):
 
     task_name = "MinBisection"
     instance: MinBisectionInstance
-
-    @classmethod
-    def limits_for(cls, config: BaseModel) -> dict[str, int]:
-        return {"n": config.n_max}  # type: ignore[attr-defined]
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pydantic import BaseModel
 
 from npgym.structured import Episode, first_n, flags, integers, padded
 from npgym.tasks.tsp.instance import MAX_DISTANCE, TSPInstance
@@ -27,10 +26,6 @@ class TSPEpisode(Episode):
 
     task_name = "TSP"
     instance: TSPInstance
-
-    @classmethod
-    def limits_for(cls, config: BaseModel) -> dict[str, int]:
-        return {"n": config.n_max}  # type: ignore[attr-defined]
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
