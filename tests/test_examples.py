@@ -58,3 +58,11 @@ def test_verl_scripts_smoke(tmp_path: Path) -> None:
     out = _run(["bash", "examples/verl/run_grpo.sh", "--smoke", str(tmp_path)])
     assert "verl smoke check passed: 2 rows" in out
     assert "'reference': 2.0, 'baseline': -0.5" in out  # strict reaches the reward function
+
+
+def test_openenv_grpo_smoke(tmp_path: Path) -> None:
+    pytest.importorskip("openenv", reason="the OpenEnv example needs: pip install 'npgym[openenv]'")
+    pytest.importorskip("trl", reason="the OpenEnv example needs: pip install 'npgym[trl]'")
+    command = [sys.executable, "examples/openenv/grpo_server.py", "--smoke"]
+    out = _run([*command, "--output-dir", str(tmp_path)])
+    assert "smoke run done: 1 step(s) against http://127.0.0.1:" in out
