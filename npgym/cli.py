@@ -297,6 +297,9 @@ def bench_build(
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--split-name", default="test", show_default=True, help="verl extra_info.split.")
 @click.option("--multi-turn", is_flag=True, help="verl: tool-agent rows for multi-turn repair.")
+@click.option(
+    "--plain", is_flag=True, help="trl: plain-text prompts for base models (no chat template)."
+)
 @click.option("--no-verify", is_flag=True, help="Skip checking DATASET against its manifest.")
 def export_command(
     dataset: Path,
@@ -304,6 +307,7 @@ def export_command(
     output: Path,
     split_name: str,
     multi_turn: bool,
+    plain: bool,
     no_verify: bool,
 ) -> None:
     """Export a built DATASET folder as one file for datasets, verl or TRL (checked against
@@ -318,9 +322,15 @@ def export_command(
             else verify_dataset(dataset, progress=True)
         )
         written = export_rows(
-            rows, fmt, output, split=split_name, multi_turn=multi_turn, progress=True
+            rows,
+            fmt,
+            output,
+            split=split_name,
+            multi_turn=multi_turn,
+            progress=True,
+            conversational=not plain,
         )
-    except (BuildError, RecordError) as error:
+    except (BuildError, RecordError, ValueError) as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"wrote {written} rows to {output}", err=True)
 

@@ -34,7 +34,7 @@ class Message(TypedDict):
 class TrlRow(TypedDict):
     """A row for TRL's ``GRPOTrainer`` (schema of ``npgym export --format trl``)."""
 
-    prompt: list[Message]
+    prompt: list[Message] | str
     id: str
     task: str
     tier: str | None
@@ -106,10 +106,11 @@ def verl_row(row: Row, index: int, split: str, multi_turn: bool = False) -> dict
     return converted
 
 
-def trl_row(row: Row) -> TrlRow:
-    """One row for TRL's GRPOTrainer: chat prompt plus what the reward functions need."""
+def trl_row(row: Row, conversational: bool = True) -> TrlRow:
+    """One row for TRL's GRPOTrainer: the prompt (a one-message chat, or the plain problem text
+    for base models without a chat template) plus what the reward functions need."""
     return {
-        "prompt": chat(row["prompt"]),
+        "prompt": chat(row["prompt"]) if conversational else row["prompt"],
         "id": row["id"],
         "task": row["task"],
         "tier": row.get("tier"),

@@ -172,6 +172,27 @@ def test_exports_load_with_hugging_face_datasets(built: Path, tmp_path: Path) ->
         assert task.from_json(instance_json) == task.from_json(rows[0]["instance"])
 
 
+def test_plain_trl_exports_for_base_models(built: Path, tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    rows = list(read_dataset(built))
+    for name, loader in [("plain.jsonl", "json"), ("plain.parquet", "parquet")]:
+        path = tmp_path / name
+        assert export_rows(rows, "trl", path, conversational=False) == len(rows)
+        loaded = datasets.load_dataset(loader, data_files=str(path), split="train")
+        assert loaded[0]["prompt"] == rows[0]["prompt"]  # the problem text, no chat wrapper
+    with pytest.raises(ValueError, match="chat template"):
+        export_rows(rows, "verl", tmp_path / "verl.parquet", conversational=False)
+    runner = CliRunner()
+    out = tmp_path / "cli.jsonl"
+    plain = ["export", str(built), "--format", "trl", "--plain", "-o", str(out)]
+    result = runner.invoke(main, plain)
+    assert result.exit_code == 0, result.output
+    assert isinstance(json.loads(out.read_text().splitlines()[0])["prompt"], str)
+    verl = ["export", str(built), "--format", "verl", "--plain", "-o", str(tmp_path / "v.parquet")]
+    result = runner.invoke(main, verl)
+    assert result.exit_code != 0 and "chat template" in result.output
+
+
 def _brute_pass_at_k(outcomes: list[bool], k: int) -> float:
     subsets = list(itertools.combinations(outcomes, k))
     return sum(any(subset) for subset in subsets) / len(subsets)

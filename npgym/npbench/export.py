@@ -48,16 +48,26 @@ def export_rows(
     split: str = "test",
     multi_turn: bool = False,
     progress: bool = False,
+    conversational: bool = True,
 ) -> int:
     """Write ``rows`` to ``output`` in ``fmt``; return how many rows were written.
+
+    ``conversational=False`` (``npgym export --plain``) writes TRL prompts as plain text for base
+    models without a chat template (``jsonl`` and ``parquet`` rows hold plain text anyway). verl
+    always applies the tokenizer's chat template to its prompts, so verl rows stay chat rows.
 
     ``trl`` writes JSON lines when ``output`` ends in ``.jsonl``, parquet otherwise;
     ``multi_turn`` (verl) adds the tool arguments of :mod:`npgym.integrations.verl_tool`.
     ``progress`` shows the rows converted (a bar on a terminal, periodic lines otherwise).
     """
+    if fmt == "verl" and not conversational:
+        raise ValueError(
+            "verl applies the tokenizer's chat template to every prompt: export verl rows as chat "
+            "rows and give a base model a chat template"
+        )
     rows = list(rows)
     with Progress(len(rows), "export", enabled=progress) as bar:
-        written = _export(rows, fmt, output, split, multi_turn, bar)
+        written = _export(rows, fmt, output, split, multi_turn, bar, conversational)
     return written
 
 
@@ -68,6 +78,7 @@ def _export(
     split: str,
     multi_turn: bool,
     bar: Progress,
+    conversational: bool = True,
 ) -> int:
     """:func:`export_rows` once the rows are in memory; ``bar`` counts rows as they convert."""
     rows = [*_counted(rows, bar)] if fmt in ("jsonl", "parquet") else rows
@@ -79,11 +90,11 @@ def _export(
         ]
         _write_parquet(verl, path, _verl_schema(rows, multi_turn))
     elif fmt == "trl":
-        trl = [trl_row(row) for row in _counted(rows, bar)]
+        trl = [trl_row(row, conversational) for row in _counted(rows, bar)]
         if path.suffix == ".jsonl":
             _write_jsonl(trl, path)
         else:
-            _write_parquet(trl, path, _trl_schema(rows))
+            _write_parquet(trl, path, _trl_schema(rows, conversational))
     elif fmt == "parquet":
         _write_parquet(rows, path, _record_schema(rows))
     elif fmt == "jsonl":
@@ -177,11 +188,11 @@ def _verl_schema(rows: list[Row], multi_turn: bool) -> pa.Schema:
     return pa.schema([*columns, ("extra_info", pa.struct(fields))])
 
 
-def _trl_schema(rows: list[Row]) -> pa.Schema:
+def _trl_schema(rows: list[Row], conversational: bool = True) -> pa.Schema:
     pa = _pyarrow()
     return pa.schema(
         [
-            ("prompt", _chat_type()),
+            ("prompt", _chat_type() if conversational else pa.string()),
             ("id", pa.string()),
             ("task", pa.string()),
             ("tier", pa.string()),
