@@ -11,7 +11,9 @@ difficulty, with pass-rate banding as the criterion:
 - once ``window`` such reports have arrived, their pass rate ``p`` is compared with the target
   band ``(low, high)``: ``p > high`` moves the frontier up by ``step``, ``p < low`` moves it down
   by ``step``, anything in the band leaves it; then the window starts afresh;
-- the frontier stays within ``[min_difficulty, max_difficulty]``.
+- the frontier stays within ``[min_difficulty, max_difficulty]``; if a difficulty runs out of
+  distinct instances (tiny tiers near 0), the frontier moves up by ``step`` and never returns
+  below that floor.
 
 A report *passes* when the answer is feasible and its clipped optimality ratio is at least
 ``pass_ratio``. A report may be a :class:`~npgym.results.Score` or a reward float; a float is read
@@ -73,6 +75,9 @@ class _TaskState:
     window: list[bool] | None = None
     passes: int = 0
     reports: int = 0
+    floor: float = 0.0
+    """The lowest difficulty the frontier may return to: raised when a difficulty ran out of
+    distinct instances (a tier that small is no place to learn anyway)."""
 
 
 class AdaptiveCurriculum:
@@ -145,8 +150,27 @@ class AdaptiveCurriculum:
         """A fresh instance of ``task`` at its frontier difficulty."""
         name = get_task(task).name
         state = self._states[name]
-        task_object = get_task(name)
         excluded = self._benchmark_fingerprints(name)
+        while True:
+            item = self._draw(name, state, excluded)
+            if item is not None:
+                return item
+            if state.difficulty >= self.max_difficulty:
+                raise CurriculumError(
+                    f"{name} at difficulty {state.difficulty} gave no new instance in "
+                    f"{MAX_REDRAWS} draws"
+                )
+            # This difficulty's instances ran out: move up and never come back below.
+            state.floor = round(min(state.difficulty + self.step, self.max_difficulty), 9)
+            state.difficulty = state.floor
+            state.level += 1
+            state.window = None
+
+    def _draw(
+        self, name: str, state: _TaskState, excluded: frozenset[str]
+    ) -> CurriculumItem | None:
+        """A fresh instance at the frontier, or ``None`` after :data:`MAX_REDRAWS` repeats."""
+        task_object = get_task(name)
         for _ in range(MAX_REDRAWS):
             counter = state.issued
             state.issued += 1
@@ -161,9 +185,7 @@ class AdaptiveCurriculum:
             while len(self._open) > self.memory:
                 self._open.popitem(last=False)
             return CurriculumItem(name, instance, state.difficulty, key)
-        raise CurriculumError(
-            f"{name} at difficulty {state.difficulty} gave no new instance in {MAX_REDRAWS} draws"
-        )
+        return None
 
     def _benchmark_fingerprints(self, task: str) -> frozenset[str]:
         if not self.exclude_benchmark:
@@ -217,7 +239,7 @@ class AdaptiveCurriculum:
         if pass_rate > high:
             moved = min(state.difficulty + self.step, self.max_difficulty)
         elif pass_rate < low:
-            moved = max(state.difficulty - self.step, self.min_difficulty)
+            moved = max(state.difficulty - self.step, self.min_difficulty, state.floor)
         else:
             moved = state.difficulty
         state.window = None
@@ -261,6 +283,7 @@ class AdaptiveCurriculum:
                     "difficulty": state.difficulty,
                     "issued": state.issued,
                     "level": state.level,
+                    "floor": state.floor,
                     "window": state.window,
                     "passes": state.passes,
                     "reports": state.reports,
@@ -290,6 +313,7 @@ class AdaptiveCurriculum:
                 task_state.difficulty = float(frontier["difficulty"])
                 task_state.issued = int(frontier["issued"])
                 task_state.level = int(frontier["level"])
+                task_state.floor = float(frontier["floor"])
                 task_state.window = frontier["window"]
                 task_state.passes = int(frontier["passes"])
                 task_state.reports = int(frontier["reports"])

@@ -64,15 +64,17 @@ def test_instances_never_repeat_and_never_come_from_np_bench() -> None:
     assert not set(fingerprints) & benchmark_fingerprints(["MaxClique"])
 
 
-def test_an_exhausted_frontier_fails_loudly() -> None:
-    curriculum = AdaptiveCurriculum(["SubsetSum"], start=0.0)
-
-    def exhaust() -> None:
-        for _ in range(5000):
-            curriculum.next()
-
-    with pytest.raises(CurriculumError, match="gave no new instance"):
-        exhaust()
+def test_an_exhausted_frontier_moves_up_and_stays_up() -> None:
+    curriculum = AdaptiveCurriculum(["SubsetSum"], start=0.0, window=4)
+    items = [curriculum.next() for _ in range(3000)]
+    assert len({item.instance.fingerprint() for item in items}) == len(items)
+    floor = curriculum.difficulty("SubsetSum")
+    assert floor > 0.0  # difficulty 0 ran out of distinct instances
+    for _ in range(40):  # failing reports cannot push it back below the floor
+        curriculum.report(curriculum.next(), FAILED)
+    assert curriculum.difficulty("SubsetSum") == floor
+    resumed = AdaptiveCurriculum.from_state(curriculum.state_dict())
+    assert resumed.next().difficulty == floor
 
 
 def test_a_frontier_at_the_benchmark_never_issues_np_bench_instances() -> None:
