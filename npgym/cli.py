@@ -11,10 +11,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
-from tqdm import tqdm
 
 from npgym.config import MAX_DIFFICULTY, TIERS
 from npgym.datasets import Backend, DatasetError, DatasetSpec, ReferenceMode, Split, make_rows
+from npgym.progress import Progress
 from npgym.records import RecordError, read_jsonl, write_jsonl
 from npgym.registry import env_id, get_task, list_tasks
 from npgym.reward import DEFAULT_PRESET, PRESETS
@@ -102,9 +102,11 @@ def generate(
         )
         rows = make_rows(spec, workers=workers)
         label = tier or (f"d{difficulty:g}" if difficulty is not None else "medium")
-        progress = tqdm(rows, total=count, desc=f"{task.name} {label}", unit="inst", disable=None)
-        with _open_output(output) as handle:
-            written = write_jsonl((result.record for result in progress), handle)
+        with (
+            Progress(count, f"{task.name} {label}") as meter,
+            _open_output(output) as handle,
+        ):
+            written = write_jsonl((result.record for result in meter.track(rows)), handle)
     except ValidationError as error:
         raise click.BadParameter(str(error), param_hint="--overrides") from error
     except DatasetError as error:
@@ -142,7 +144,7 @@ def score(data: Path, completions: Path | None, output: Path | None) -> None:
             found = collect_completions(inline, skip_rows_without_text=True)
         else:
             found = read_completions(completions)
-        scored = score_rows(rows, found, progress=None)
+        scored = score_rows(rows, found, progress=True)
     except (RecordError, CompletionsError) as error:
         raise click.ClickException(str(error)) from error
     for warning in found.warnings:

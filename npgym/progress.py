@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, TypeVar
+
+T = TypeVar("T")
 
 
 class Progress:
@@ -57,6 +60,12 @@ class Progress:
         if now - self._last_line >= self._interval:
             self._last_line = now
             self._write_line()
+
+    def track(self, items: Iterable[T]) -> Iterator[T]:
+        """Yield ``items``, counting each one done after it has been used."""
+        for item in items:
+            yield item
+            self.update(done=1)
 
     def summary(self) -> str:
         """``label: done/total done, F failed, R retrying, X/s``."""

@@ -86,14 +86,15 @@ trl = pytest.importorskip("trl", reason="the GRPO test needs: pip install 'npgym
 
 
 def test_grpo_trainer_trains_on_the_curriculum_stream(tmp_path: Path) -> None:
-    from tests.test_trl import _config, _model, _tokenizer
+    from npgym.integrations.smoke import tiny_model
+    from tests.test_trl import _config, _tokenizer
 
     curriculum = AdaptiveCurriculum(["SubsetSum"], seed=2, **OPTIONS)
     probe = AdaptiveCurriculum(["SubsetSum"], seed=3, **OPTIONS)
     texts = [npgym.get_task("SubsetSum").prompt(probe.next().instance) for _ in range(4)]
     tokenizer = _tokenizer(texts)
     trainer = trl.GRPOTrainer(
-        model=_model(tokenizer),
+        model=tiny_model(tokenizer),
         reward_funcs=[curriculum_reward(curriculum)],
         args=_config(tmp_path, shuffle_dataset=False),
         train_dataset=curriculum_dataset(curriculum, reference="heuristic"),

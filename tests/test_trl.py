@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import npgym
-from npgym.integrations.smoke import warm_started
+from npgym.integrations.smoke import tiny_model, warm_started
 from npgym.integrations.trl import (
     ENVIRONMENT_INSTRUCTION,
     NPGymEnvironment,
@@ -154,25 +154,6 @@ def _tokenizer(texts: list[str]):
     return tiny_tokenizer(texts, qwen2_5_chat_template)
 
 
-def _model(tokenizer):
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    torch.manual_seed(0)
-    config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=8192,
-        tie_word_embeddings=True,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    return Qwen2ForCausalLM(config)
-
-
 def _config(tmp_path: Path, **overrides: object):
     options = {
         "output_dir": str(tmp_path),
@@ -262,7 +243,7 @@ def test_grpo_trainer_runs_the_repair_environment(tmp_path: Path) -> None:
     assert data[0]["prompt"][0]["content"] == ENVIRONMENT_INSTRUCTION
     good = [_tool_call(json.loads(row["reference"])["solution"]) for row in data]
     tokenizer = _tokenizer([row["instance"] for row in data] + [TOOL_CALL, *good] * 10)
-    model = _model(tokenizer)
+    model = tiny_model(tokenizer)
     probe = NPGymEnvironment()
     sequences = []
     for row, call in zip(data, good, strict=True):

@@ -28,9 +28,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict, get_args
 
-from tqdm import tqdm
-
 from npgym.config import TIERS
+from npgym.progress import Progress
 from npgym.records import load_solved_row
 from npgym.registry import get_task
 from npgym.results import Score
@@ -235,14 +234,14 @@ class ScoredRows:
 def score_rows(
     rows: Iterable[Mapping[str, Any]],
     completions: Completions,
-    progress: bool | None = False,
+    progress: bool = False,
     reward: RewardSpec = None,
 ) -> ScoredRows:
     """Score every completion of every row against the row's reference (computed if absent).
 
     A row without completions is never scored: its :class:`ScoredRow` has no scores and its id
-    is listed in ``missing``. Raises ``RecordError`` on a bad row. ``progress``: show a
-    progress bar (``None``: when stderr is a terminal). ``reward`` (a preset name or weights)
+    is listed in ``missing``. Raises ``RecordError`` on a bad row. ``progress``: show progress
+    (a bar on a terminal, periodic lines otherwise). ``reward`` (a preset name or weights)
     changes only each score's ``reward``: the verdicts, Success Rate and Average Ratio stay on
     the np-engine definitions.
     """
@@ -256,16 +255,16 @@ def score_rows(
     known = {str(row.get("id")) for row in rows}
     missing: list[str] = []
     scored: list[ScoredRow] = []
-    for row in tqdm(
-        rows, desc="scoring", unit="row", disable=None if progress is None else not progress
-    ):
+    meter = Progress(len(rows), "scoring", enabled=progress)
+    for row in rows:
+        meter.update(done=1)
         task, instance, reference = load_solved_row(row)
         identifier = str(row.get("id"))
         texts = completions.texts.get(identifier)
         if texts is None:
             missing.append(identifier)
             texts = []
-        scores = [task.score(instance, text, reference) for text in texts]
+        scores = task.score_many(instance, texts, reference)
         if weights != DEFAULT_REWARD:
             scores = [
                 replace(score, reward=task.score(instance, text, reference, weights).reward)
@@ -281,6 +280,7 @@ def score_rows(
                 None if original is None else str(original),
             )
         )
+    meter.close()
     unknown = sorted(identifier for identifier in completions.texts if identifier not in known)
     return ScoredRows(scored, missing, unknown, samples)
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
@@ -81,16 +81,16 @@ def _export(
     conversational: bool = True,
 ) -> int:
     """:func:`export_rows` once the rows are in memory; ``bar`` counts rows as they convert."""
-    rows = [*_counted(rows, bar)] if fmt in ("jsonl", "parquet") else rows
+    rows = [*bar.track(rows)] if fmt in ("jsonl", "parquet") else rows
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "verl":
         verl = [
-            verl_row(row, index, split, multi_turn) for index, row in enumerate(_counted(rows, bar))
+            verl_row(row, index, split, multi_turn) for index, row in enumerate(bar.track(rows))
         ]
         _write_parquet(verl, path, _verl_schema(rows, multi_turn))
     elif fmt == "trl":
-        trl = [trl_row(row, conversational) for row in _counted(rows, bar)]
+        trl = [trl_row(row, conversational) for row in bar.track(rows)]
         if path.suffix == ".jsonl":
             _write_jsonl(trl, path)
         else:
@@ -102,12 +102,6 @@ def _export(
     else:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     return len(rows)
-
-
-def _counted(rows: Iterable[Row], bar: Progress) -> Iterator[Row]:
-    for row in rows:
-        yield row
-        bar.update(done=1)
 
 
 def _write_jsonl(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
