@@ -13,7 +13,15 @@ import click
 from pydantic import ValidationError
 
 from npgym.config import MAX_DIFFICULTY, TIERS
-from npgym.datasets import Backend, DatasetError, DatasetSpec, ReferenceMode, Split, make_rows
+from npgym.datasets import (
+    BENCH_VERSION,
+    Backend,
+    DatasetError,
+    DatasetSpec,
+    ReferenceMode,
+    Split,
+    make_rows,
+)
 from npgym.progress import Progress
 from npgym.records import RecordError, read_jsonl, write_jsonl
 from npgym.registry import env_id, get_task, list_tasks
@@ -229,6 +237,13 @@ def bench() -> None:
     show_default=True,
     help="Optimum-keeping variants to add per instance (after the overlap check).",
 )
+@click.option(
+    "--bench-version",
+    type=click.IntRange(min=1, max=BENCH_VERSION),
+    default=BENCH_VERSION,
+    show_default=True,
+    help="NP-Bench version whose generators draw (1 rebuilds the first release byte for byte).",
+)
 def bench_build(
     output: Path,
     count: int,
@@ -245,6 +260,7 @@ def bench_build(
     exclude: tuple[Path, ...],
     drop_overlap: bool,
     variants: int,
+    bench_version: int,
 ) -> None:
     """Build instances with references into OUTPUT (resumes an interrupted build; a finished
     one is verified and left as it is)."""
@@ -261,6 +277,7 @@ def bench_build(
             seed=seed,
             reference=reference_mode,
             time_limit=time_limit,
+            bench_version=bench_version,
         )
         summary = build(
             spec,

@@ -12,7 +12,7 @@ published NP-ENGINE tiers. The difficulty knob in [0, :data:`MAX_DIFFICULTY`] pl
   benchmark value. So difficulty 2.0 draws instances ten times the benchmark size.
 
 Integer fields are rounded, every value is clamped to its field's bounds, and non-numeric fields
-(a metric, a flag) come from the tier at or below the knob.
+(a metric, a flag) and the generator ``revision`` come from the tier at or below the knob.
 """
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar, cast
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 TIERS = ("easy", "medium", "hard", "benchmark")
 TIER_DIFFICULTY = {"easy": 0.2, "medium": 0.4, "hard": 0.6, "benchmark": 0.8}
@@ -40,9 +47,26 @@ class GeneratorConfig(BaseModel):
 
     Any pair of fields ``x_min`` / ``x_max`` is checked to be ordered, so a range written
     backwards gets an error that names both fields.
+
+    ``revision`` says which version of the task's generator draws the instance. A task that
+    changes what its generator draws keeps the old code under the old revision and moves its
+    presets to the new one, so instances of an earlier NP-Bench version stay reproducible
+    (``npgym bench build --bench-version``). Revision 1, the first, is left out of dumps: an
+    instance written before revisions existed keeps its bytes and reads back as revision 1.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    revision: int = Field(1, ge=1, description="which revision of the task's generator draws")
+    latest_revision: ClassVar[int] = 1
+    """The newest revision the task's generator implements."""
+
+    @model_serializer(mode="wrap")
+    def _omit_first_revision(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("revision") == 1:
+            del data["revision"]
+        return data
 
     growth: ClassVar[Mapping[str, float]] = {}
     """Exponent per field for difficulties above the benchmark tier: the field is the benchmark
@@ -51,6 +75,11 @@ class GeneratorConfig(BaseModel):
 
     @model_validator(mode="after")
     def _ranges_ordered(self) -> GeneratorConfig:
+        if self.revision > self.latest_revision:
+            raise ValueError(
+                f"revision {self.revision} does not exist; this generator has revisions 1 to "
+                f"{self.latest_revision}"
+            )
         for name in type(self).model_fields:
             if name.endswith("_min"):
                 partner = name[: -len("_min")] + "_max"
@@ -136,7 +165,7 @@ def interpolate(presets: Mapping[str, C], difficulty: float) -> C:
     values: dict[str, Any] = {}
     for name, field in config_type.model_fields.items():
         a, b = getattr(low, name), getattr(high, name)
-        if isinstance(a, bool) or not isinstance(a, (int, float)):
+        if name == "revision" or isinstance(a, bool) or not isinstance(a, (int, float)):
             values[name] = getattr(floor_preset, name)
             continue
         value = a + (b - a) * weight

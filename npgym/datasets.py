@@ -55,6 +55,11 @@ Backend = Literal["serial", "local", "ray"]
 
 BENCH_TIER = "benchmark"
 BENCH_SIZE = 100
+BENCH_VERSION = 2
+"""The NP-Bench version that today's generators draw (docs/contract.md, "NP-Bench versions")."""
+BENCH_REVISIONS: dict[int, int] = {1: 1}
+"""The generator revision that every task used in each earlier NP-Bench version: building with
+``bench_version=1`` lays ``revision=1`` over every config, which reproduces version 1's bytes."""
 MAX_REDRAWS = 64
 """Redraws of one instance before its tier counts as exhausted."""
 DEFAULT_TRAINING_MIX = {"easy": 5.0, "medium": 4.0, "hard": 1.0}
@@ -88,6 +93,16 @@ class DatasetSpec(BaseModel):
     seed: int = Field(0, ge=0)
     reference: ReferenceMode = "exact"
     time_limit: float | None = Field(None, gt=0, allow_inf_nan=False)
+    bench_version: int = Field(
+        BENCH_VERSION, ge=1, le=BENCH_VERSION, description="NP-Bench version whose generators draw"
+    )
+
+    @property
+    def generator_overrides(self) -> dict[str, Any] | None:
+        """``overrides``, with the generator revision of an earlier ``bench_version`` laid in."""
+        if self.bench_version == BENCH_VERSION:
+            return self.overrides
+        return {"revision": BENCH_REVISIONS[self.bench_version], **(self.overrides or {})}
 
     @property
     def n(self) -> int:
@@ -144,10 +159,10 @@ class DatasetSpec(BaseModel):
             raise ValueError("a curriculum ramp goes with split='curriculum' and only with it")
         if (self.count is None) != (self.split == "stream"):
             raise ValueError("count=None (endless) goes with split='stream' and only with it")
-        if self.overrides is not None:
+        if self.generator_overrides is not None:
             for task in self.tasks:
                 for tier in self.tier_mix or [None]:
-                    get_task(task).config(tier, self.difficulty, self.overrides)
+                    get_task(task).config(tier, self.difficulty, self.generator_overrides)
         return self
 
 
@@ -263,7 +278,7 @@ def generate_instance(item: WorkItem, spec: DatasetSpec) -> Instance:
     tier = item.tier
     if tier is None and item.difficulty is None:
         tier = "medium"
-    return get_task(item.task).generate(item.seed, tier, item.difficulty, spec.overrides)
+    return get_task(item.task).generate(item.seed, tier, item.difficulty, spec.generator_overrides)
 
 
 def benchmark_fingerprints(

@@ -120,6 +120,8 @@ class Manifest(TypedDict, total=False):
     schema_version: Required[int]
     row_schema_version: Required[int]
     npgym_version: Required[str]
+    bench_version: int
+    """The NP-Bench version whose generators drew the instances (builds only)."""
     spec: dict[str, Any]
     variants: int
     """``k`` of ``bench build --variants k`` (absent when no variants were made)."""
@@ -431,6 +433,7 @@ def write_dataset(
             "fingerprints": [result.fingerprint for result in rows],
         }
     described = {
+        "bench_version": spec.get("bench_version") if spec else None,
         "spec": spec,
         "variants": variants or None,
         "dropped": dropped or None,

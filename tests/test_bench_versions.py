@@ -1,0 +1,78 @@
+"""NP-Bench versions and generator revisions: an earlier benchmark stays reproducible byte for byte.
+
+``tests/golden/npbench_v1.json`` holds, per task, the SHA-256 of the 100 NP-Bench version 1
+instances' JSON, taken before any generator gained a second revision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pydantic import ValidationError
+
+import npgym
+from npgym.cli import main
+from npgym.datasets import BENCH_VERSION, DatasetSpec, draw, generate_instance
+
+V1_DIGESTS = json.loads((Path(__file__).parent / "golden" / "npbench_v1.json").read_text())
+
+
+def _digest(task: str, bench_version: int, count: int = 100) -> str:
+    spec = DatasetSpec(tasks=(task,), count=count, reference="none", bench_version=bench_version)
+    digest = hashlib.sha256()
+    for item in draw(spec):
+        digest.update(generate_instance(item, spec).to_json().encode())
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("task", npgym.list_tasks())
+def test_bench_version_1_rebuilds_its_instances_byte_for_byte(task: str) -> None:
+    assert _digest(task, bench_version=1) == V1_DIGESTS[task]
+
+
+def test_revision_1_is_left_out_of_config_dumps() -> None:
+    task = npgym.get_task("TSP")
+    assert "revision" not in task.config("easy").model_dump(mode="json")
+    assert "revision" not in task.generate(0, tier="easy").config
+
+
+def test_a_revision_the_generator_lacks_is_refused() -> None:
+    task = npgym.get_task("TSP")
+    latest = type(task.config("easy")).latest_revision
+    with pytest.raises(ValidationError, match=f"revision {latest + 1} does not exist"):
+        task.config("easy", overrides={"revision": latest + 1})
+
+
+def test_revision_is_not_interpolated() -> None:
+    for name in npgym.list_tasks():
+        task = npgym.get_task(name)
+        for difficulty in (0.1, 0.3, 0.5, 0.7, 1.3):
+            revision = task.config(difficulty=difficulty).revision
+            assert revision in {task.config(tier).revision for tier in npgym.TIERS}
+
+
+def test_bench_version_out_of_range_is_a_clear_error() -> None:
+    with pytest.raises(ValidationError, match="bench_version"):
+        DatasetSpec(bench_version=BENCH_VERSION + 1)
+    result = CliRunner().invoke(
+        main, ["bench", "build", "-o", "unused", "--bench-version", str(BENCH_VERSION + 1)]
+    )
+    assert result.exit_code == 2 and "--bench-version" in result.output
+
+
+def test_the_manifest_records_the_bench_version(tmp_path: Path) -> None:
+    out = tmp_path / "v1"
+    result = CliRunner().invoke(
+        main,
+        [
+            *("bench", "build", "-o", str(out), "--n", "2", "--tasks", "SubsetSum"),
+            *("--reference", "none", "--workers", "1", "--bench-version", "1"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["bench_version"] == 1 and manifest["spec"]["bench_version"] == 1
