@@ -2,9 +2,11 @@
 
 For every task and tier (or difficulty), over a run of seeds: the share of instances where
 ``task.greedy_solution`` is already optimal (as good as the reference) and the mean greedy
-ratio (clipped to [0, 1]; an infeasible greedy answer counts 0). The reference is exact at the
-published tiers and, above the benchmark tier, the best one found within ``--time-limit``
-seconds (the heuristic reference where an exact solver fails; the failures are listed).
+ratio (clipped to [0, 1]; an infeasible greedy answer counts 0), the share of references proven
+and the median gap of the others, and generation and reference times (median and worst). The
+reference is exact at the published tiers and, above the benchmark tier, the best one found
+within ``--time-limit`` seconds (the heuristic reference where an exact solver fails; the
+failures are listed).
 ``--distinct N`` also counts distinct fingerprints among N seeds of each easy tier.
 
     python bench/tier_difficulty.py --seeds 100
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from typing import Any
 
@@ -25,20 +28,29 @@ from npgym.reward import clip_ratio
 def greedy_stats(
     task_name: str, seeds: range, *, tier: str | None, difficulty: float | None, time_limit: float
 ) -> dict[str, Any]:
-    """Greedy-optimal share, mean greedy ratio and mean reference time over ``seeds``."""
+    """Over ``seeds``: greedy-optimal share, mean greedy ratio, share of references proven,
+    median ``Reference.gap`` of the unproven ones, and generation and reference times (median
+    and worst, seconds)."""
     task = npgym.get_task(task_name)
-    optimal, ratios, proven, seconds = 0, [], 0, 0.0
+    optimal, ratios, proven = 0, [], 0
+    generate_seconds: list[float] = []
+    reference_seconds: list[float] = []
+    open_gaps: list[float] = []
     failures: list[str] = []
     for seed in seeds:
+        start = time.perf_counter()
         instance = task.generate(seed, tier=tier, difficulty=difficulty)
+        generate_seconds.append(time.perf_counter() - start)
         start = time.perf_counter()
         try:
             reference = task.reference(instance, time_limit=time_limit)
         except Exception as error:  # an exact solver's bug must not stop the measurement
             failures.append(f"seed {seed}: {type(error).__name__}: {error}")
             reference = task.reference(instance, exact=False)
-        seconds += time.perf_counter() - start
+        reference_seconds.append(time.perf_counter() - start)
         proven += bool(reference.proven_optimal)
+        if not reference.proven_optimal and reference.gap is not None:
+            open_gaps.append(reference.gap)
         verdict = task.verify(instance, task.greedy_solution(instance))
         if reference.objective is None:  # SetCover without a cover: greedy says Impossible
             ratio = 1.0 if verdict.feasible else 0.0
@@ -53,7 +65,11 @@ def greedy_stats(
         "greedy_optimal": optimal / count,
         "mean_ratio": sum(ratios) / count,
         "proven": proven / count,
-        "reference_seconds": seconds / count,
+        "median_open_gap": statistics.median(open_gaps) if open_gaps else None,
+        "generate_median": statistics.median(generate_seconds),
+        "generate_worst": max(generate_seconds),
+        "reference_median": statistics.median(reference_seconds),
+        "reference_worst": max(reference_seconds),
         "exact_failures": failures,
     }
 

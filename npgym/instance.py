@@ -15,6 +15,8 @@ FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 """A float field that rejects NaN, infinities and numeric strings (JSON integers are fine)."""
 
 T = TypeVar("T")
+MISSING: Any = object()
+"""What :meth:`Instance.cached_or_missing` returns for a key not computed yet."""
 
 META_FIELDS = ("task", "tier", "seed", "difficulty", "config", "source")
 """Fields that describe how an instance was made rather than the problem itself."""
@@ -70,6 +72,11 @@ class Instance(BaseModel):
         except KeyError:
             value = cache[key] = compute()
             return value
+
+    def cached_or_missing(self, key: str) -> Any:
+        """The value kept under ``key``, or :data:`MISSING`: a lookup that builds no closure,
+        for the scorer's per-completion path."""
+        return self.__pydantic_private__["_cache"].get(key, MISSING)  # type: ignore[index]
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.__dict__ == other.__dict__

@@ -15,13 +15,19 @@ DEADLINE_NOTE = " [stopped by the wall-clock safety net]"
 """Appended to ``Reference.solver`` when the safety net, not the work budget, ended the search."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class Verdict:
     """Feasibility of a parsed solution, its objective value, and why it failed if it did."""
 
     feasible: bool
     objective: Objective | None = None
     reason: str = ""
+
+    def __init__(
+        self, feasible: bool, objective: Objective | None = None, reason: str = ""
+    ) -> None:
+        # One dict update instead of a frozen dataclass's setattr per field (see Score).
+        self.__dict__.update(feasible=feasible, objective=objective, reason=reason)
 
 
 class Reference(BaseModel):
@@ -90,7 +96,7 @@ class Reference(BaseModel):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class Score:
     """A completion's reward and the verdict behind it (docs/contract.md, "Reward").
 
@@ -116,6 +122,38 @@ class Score:
     feasibility_reward: float
     baseline_objective: Objective | None = None
     no_better_than_baseline: bool = False
+
+    def __init__(
+        self,
+        reward: float,
+        format_ok: bool,
+        feasible: bool,
+        objective: Objective | None,
+        reference_objective: Objective | None,
+        ratio: float | None,
+        optimality: float,
+        reason: str,
+        format_reward: float,
+        feasibility_reward: float,
+        baseline_objective: Objective | None = None,
+        no_better_than_baseline: bool = False,
+    ) -> None:
+        # score() makes one Score per completion: a single dict update costs a third of the
+        # per-field setattr that a generated frozen __init__ does. Still frozen afterwards.
+        self.__dict__.update(
+            reward=reward,
+            format_ok=format_ok,
+            feasible=feasible,
+            objective=objective,
+            reference_objective=reference_objective,
+            ratio=ratio,
+            optimality=optimality,
+            reason=reason,
+            format_reward=format_reward,
+            feasibility_reward=feasibility_reward,
+            baseline_objective=baseline_objective,
+            no_better_than_baseline=no_better_than_baseline,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The score as a plain dict (JSON-serialisable)."""

@@ -24,7 +24,7 @@ from npgym.answer import (
     render_value,
 )
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
-from npgym.instance import Instance
+from npgym.instance import MISSING, Instance
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import (
     RewardConfig,
@@ -215,6 +215,9 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
     def baseline(self, instance: InstanceT) -> Objective | None:
         """The objective of :meth:`baseline_solution` (``None`` without one), memoised."""
+        known = instance.cached_or_missing("baseline")
+        if known is not MISSING:
+            return known  # type: ignore[no-any-return]
         return instance.cached("baseline", lambda: self._baseline_objective(instance))
 
     def _baseline_objective(self, instance: InstanceT) -> Objective | None:
@@ -381,19 +384,21 @@ def _reward(
         return _failed(
             weights, True, verdict.objective, reference_objective, reason, 0.0, baseline_objective
         )
-    if task.sense == "max" and verdict.objective == 0:
+    objective = verdict.objective
+    maximise = task.sense == "max"
+    if maximise and objective == 0:
         return _failed(weights, True, 0, reference_objective, EMPTY_ANSWER, 0.0, baseline_objective)
-    ratio = task.ratio(verdict.objective, reference_objective)  # type: ignore[arg-type]
-    no_gain = _no_better(task.sense, verdict.objective, baseline_objective)
+    ratio = task.ratio(objective, reference_objective)  # type: ignore[arg-type]
+    no_gain = _no_better(task.sense, objective, baseline_objective)
     if weights.optimality == "ratio":
         optimality = clip_ratio(ratio)
         feasibility_reward = weights.optimality_weight * optimality
     else:
-        if ratio >= 1.0 or verdict.objective is None:
+        if ratio >= 1.0 or objective is None:
             optimality = 1.0
         else:
             optimality = gap_closed(
-                verdict.objective,
+                objective,
                 baseline_objective,
                 reference_objective,  # type: ignore[arg-type]
                 task.sense,
@@ -404,7 +409,7 @@ def _reward(
         reward=weights.format_ok + feasibility_reward,
         format_ok=True,
         feasible=True,
-        objective=verdict.objective,
+        objective=objective,
         reference_objective=reference_objective,
         ratio=ratio,
         optimality=optimality,

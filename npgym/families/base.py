@@ -61,7 +61,7 @@ def strip_instruction(prompt: str) -> str:
     return prompt[:cut] if cut >= 0 else prompt
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class FamilyScore(Score):
     """A :class:`Score` with what a family adds: each part's score (composition) and the bonus
     for beating the candidates (aggregation), which ``feasibility_reward`` already includes."""
