@@ -217,7 +217,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         """The objective of :meth:`baseline_solution` (``None`` without one), memoised."""
         known = instance.cached_or_missing("baseline")
         if known is not MISSING:
-            return known  # type: ignore[no-any-return]
+            return known
         return instance.cached("baseline", lambda: self._baseline_objective(instance))
 
     def _baseline_objective(self, instance: InstanceT) -> Objective | None:
