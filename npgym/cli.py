@@ -492,7 +492,7 @@ def eval_command(
     and overall; writes report.json, report.md and report.png."""
     from npgym.npbench import client as sampler
     from npgym.npbench import evaluate as evaluation
-    from npgym.npbench.build import BuildError, read_dataset
+    from npgym.npbench.build import BuildError, load_manifest, read_dataset
 
     if compare:
         first, second = (json.loads(path.read_text()) for path in compare)
@@ -540,7 +540,13 @@ def eval_command(
             for identifier, reason in list(run.failed.items())[:5]:
                 click.echo(f"  missing {identifier}: {reason}", err=True)
             texts = evaluation.read_completions(sampled)
-        report = evaluation.evaluate(rows, texts, source=source, reward=reward_preset)
+        report = evaluation.evaluate(
+            rows,
+            texts,
+            source=source,
+            reward=reward_preset,
+            bench_version=load_manifest(dataset).get("bench_version"),
+        )
     except (BuildError, RecordError, evaluation.CompletionsError) as error:
         raise click.ClickException(str(error)) from error
     except (sampler.EndpointError, sampler.CompletionsFileError) as error:

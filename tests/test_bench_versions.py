@@ -76,3 +76,28 @@ def test_the_manifest_records_the_bench_version(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["bench_version"] == 1 and manifest["spec"]["bench_version"] == 1
+
+
+def test_an_evaluation_reports_the_bench_version(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    built = CliRunner().invoke(
+        main,
+        ["bench", "build", "-o", str(out), "--n", "2", "--tasks", "Knapsack", "--workers", "1"],
+    )
+    assert built.exit_code == 0, built.output
+    evaluated = CliRunner().invoke(main, ["eval", str(out), "--agent", "greedy"])
+    assert evaluated.exit_code == 0, evaluated.output
+    report = json.loads((out / "eval-greedy" / "report.json").read_text())
+    assert report["bench_version"] == BENCH_VERSION
+    assert f"NP-Bench version {BENCH_VERSION}." in evaluated.output
+
+
+def test_comparing_reports_of_different_versions_warns() -> None:
+    from npgym.npbench.evaluate import compare
+
+    metrics = {"success_rate": 1.0, "average_ratio": 1.0}
+    report = {"source": "a", "tasks": {"TSP": metrics}, "overall": metrics}
+    assert compare(report | {"bench_version": 1}, report | {"bench_version": 2}).startswith(
+        "Warning: NP-Bench versions differ (1 vs 2)"
+    )
+    assert "Warning" not in compare(report | {"bench_version": 2}, report | {"bench_version": 2})

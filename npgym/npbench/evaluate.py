@@ -38,7 +38,7 @@ from npgym.task import Category
 from npgym.variants import consistency, verdict_label
 from npgym.version import __version__
 
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 """2: per-instance averaging, ``missing`` counts, per-tier metrics, consistency."""
 
 CATEGORIES: tuple[Category, ...] = get_args(Category)
@@ -340,6 +340,8 @@ class Report(TypedDict):
     schema_version: int
     npgym_version: str
     source: str
+    bench_version: int | None
+    """The NP-Bench version of the dataset (its manifest's), ``None`` when it is not a build."""
     averaging: str
     """The averaging rule of every rate (:data:`AVERAGING`)."""
     samples_per_instance: int
@@ -358,11 +360,14 @@ def evaluate(
     completions: Completions,
     source: str = "",
     reward: RewardSpec = None,
+    bench_version: int | None = None,
 ) -> Report:
     """Score every completion of every row and aggregate; returns the report.
 
     Success Rate, Average Ratio and the other verdict metrics always use the ``"np-engine"``
     reward (NP-Bench's definition); ``reward`` (a preset name or config) sets the mean reward.
+    ``bench_version`` is recorded in the report, so that scores on different NP-Bench versions
+    are never compared unknowingly.
 
     Instances without completions are not scored: they are counted as ``missing`` (per task,
     category, tier and overall) and listed in the report's ``problems``, as are ids that match
@@ -392,6 +397,7 @@ def evaluate(
         "schema_version": REPORT_SCHEMA_VERSION,
         "npgym_version": __version__,
         "source": source,
+        "bench_version": bench_version,
         "averaging": AVERAGING,
         "samples_per_instance": scored.samples,
         "tasks": tasks,
@@ -418,6 +424,13 @@ _COLUMNS = [
 ]
 
 
+def _version_line(bench_version: int | None) -> str:
+    """The report's first line: the NP-Bench version its dataset was built at."""
+    if bench_version is None:
+        return "Dataset without an NP-Bench version (imported, or built before versions)."
+    return f"NP-Bench version {bench_version}."
+
+
 def markdown(report: Report) -> str:
     """The report as markdown tables: per task, category, tier, overall, then problems."""
     ks = list(report["overall"]["pass_at_k"])
@@ -438,6 +451,7 @@ def markdown(report: Report) -> str:
     parts = [
         f"# NP-Bench evaluation: {report['source']}",
         "",
+        _version_line(report.get("bench_version")),
         f"{report['samples_per_instance']} sample(s) per instance. Averaging: "
         f"{report.get('averaging', 'all samples pooled (a report from before schema 2)')}.",
         "",
@@ -509,7 +523,17 @@ def write_report(
 
 
 def compare(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
-    """Two reports side by side (markdown): Success Rate and Average Ratio with differences."""
+    """Two reports side by side (markdown): Success Rate and Average Ratio with differences.
+
+    Reports on different NP-Bench versions hold different instances: the table says so first.
+    """
+    versions = first.get("bench_version"), second.get("bench_version")
+    warning = (
+        f"Warning: NP-Bench versions differ ({versions[0]} vs {versions[1]}): different "
+        "instances, so the deltas compare different benchmarks.\n\n"
+        if versions[0] != versions[1]
+        else ""
+    )
     names = [*dict.fromkeys([*first["tasks"], *second["tasks"]])]
     rows = [(name, first["tasks"].get(name), second["tasks"].get(name)) for name in names]
     rows.append(("overall", first["overall"], second["overall"]))
@@ -526,7 +550,7 @@ def compare(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
             delta = f"{right - left:+.3f}" if left is not None and right is not None else "-"
             cells += [_fmt(left), _fmt(right), delta]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return warning + "\n".join(lines) + "\n"
 
 
 def _fmt(value: float | None) -> str:
