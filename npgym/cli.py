@@ -238,6 +238,11 @@ def bench() -> None:
     help="Optimum-keeping variants to add per instance (after the overlap check).",
 )
 @click.option(
+    "--allow-unproven",
+    is_flag=True,
+    help="Exit 0 even if an exact reference could not be proven optimal (it is kept, marked).",
+)
+@click.option(
     "--bench-version",
     type=click.IntRange(min=1, max=BENCH_VERSION),
     default=BENCH_VERSION,
@@ -260,6 +265,7 @@ def bench_build(
     exclude: tuple[Path, ...],
     drop_overlap: bool,
     variants: int,
+    allow_unproven: bool,
     bench_version: int,
 ) -> None:
     """Build instances with references into OUTPUT (resumes an interrupted build; a finished
@@ -293,6 +299,7 @@ def bench_build(
         raise click.ClickException(str(error)) from error
     if summary.already_built:
         click.echo(f"{output} already holds this build, verified: nothing to do", err=True)
+        _fail_on_unproven(output, spec, allow_unproven)
         return
     click.echo(
         f"built {summary.computed} instances ({summary.resumed} resumed) in "
@@ -305,6 +312,28 @@ def bench_build(
             f"  {name:<20} {task['count']:>5} instances, "
             f"{task['proven_optimal']:.0%} proven optimal",
             err=True,
+        )
+    _fail_on_unproven(output, spec, allow_unproven)
+
+
+def _fail_on_unproven(folder: Path, spec: DatasetSpec, allow: bool) -> None:
+    """Exit non-zero when an exact build kept references that are not proven optimal.
+
+    They stay in the files, marked (``proven_optimal: false``, ``method: heuristic``, their bound
+    and gap), but a benchmark whose "optimum" is not one must not pass for a finished build.
+    """
+    if spec.reference != "exact":
+        return
+    from npgym.npbench.build import read_dataset
+
+    unproven = [
+        row["id"] for row in read_dataset(folder, verify=False) if not row.get("proven_optimal")
+    ]
+    if unproven and not allow:
+        raise click.ClickException(
+            f"{len(unproven)} references are not proven optimal (first: "
+            f"{', '.join(unproven[:5])}); they are kept with their bound and gap. Raise "
+            "--time-limit, or pass --allow-unproven to accept them"
         )
 
 

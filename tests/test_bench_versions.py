@@ -101,3 +101,20 @@ def test_comparing_reports_of_different_versions_warns() -> None:
         "Warning: NP-Bench versions differ (1 vs 2)"
     )
     assert "Warning" not in compare(report | {"bench_version": 2}, report | {"bench_version": 2})
+
+
+def test_an_exact_build_with_unproven_references_exits_non_zero(tmp_path: Path) -> None:
+    out = tmp_path / "hard"
+    arguments = ["bench", "build", "-o", str(out), "--n", "2", "--tasks", "TSP", "--workers", "1"]
+    tiny_budget = ["--split", "train", "--tier", "benchmark", "--time-limit", "0.1"]
+    failed = CliRunner().invoke(main, [*arguments, *tiny_budget])
+    rows = [json.loads(line) for line in (out / "TSP.jsonl").read_text().splitlines()]
+    unproven = [row["id"] for row in rows if not row["proven_optimal"]]
+    if not unproven:
+        pytest.fail("a 0.1 s budget proved every benchmark TSP: pick a harder instance")
+    assert failed.exit_code == 1 and "not proven optimal" in failed.output
+    assert unproven[0] in failed.output
+    again = CliRunner().invoke(main, [*arguments, *tiny_budget])
+    assert again.exit_code == 1  # a rerun on the finished folder says it again
+    accepted = CliRunner().invoke(main, [*arguments, *tiny_budget, "--allow-unproven"])
+    assert accepted.exit_code == 0, accepted.output
