@@ -32,6 +32,9 @@ def greedy_stats(
     median ``Reference.gap`` of the unproven ones, and generation and reference times (median
     and worst, seconds)."""
     task = npgym.get_task(task_name)
+    warm = task.generate(0, tier="easy")  # compile the kernels outside the timings
+    task.reference(warm)
+    task.verify(warm, task.greedy_solution(warm))
     optimal, ratios, proven = 0, [], 0
     generate_seconds: list[float] = []
     reference_seconds: list[float] = []
