@@ -10,8 +10,11 @@ names, and everything here skips with a message saying so when the variable is u
 
 For each task, one benchmark-tier instance is written in NP-ENGINE's question layout (the
 dictionaries its generators produce, keyed by strings), and both sides time the same completion:
-a paragraph of reasoning, then ``Answer:`` and npgym's reference solution in the text both
-parsers accept. Each side must accept it with the same objective, or the comparison stops.
+reasoning text of a given length, then ``Answer:`` and npgym's reference solution in the text
+both parsers accept. The table has one ratio per completion length (:data:`LENGTHS`, from a short
+answer to a reasoning model's usual 8-32k characters): NP-ENGINE splits the whole completion on
+its marker, so its time grows with the length, while npgym reads the completion from the end.
+Each side must accept it with the same objective, or the comparison stops.
 MeetingScheduling's answer uses tuples, the only list shape NP-ENGINE's parser reads, and
 GraphColoring's colours count from 1 in NP-ENGINE's copy (its validator rejects colour 0).
 HamiltonianCycle's neighbour lists hold integers: NP-ENGINE's generator writes string keys there,
@@ -33,7 +36,15 @@ from typing import Any
 import npgym
 
 ENV_VARIABLE = "NPENGINE_PATH"
-REASONING = "Let me work through the constraints one at a time and check each candidate. " * 30
+SENTENCE = "Let me work through the constraints one at a time and check each candidate. "
+LENGTHS = (2_000, 8_000, 32_000)
+"""Characters of reasoning before the answer, per column of the table."""
+
+
+def reasoning(length: int) -> str:
+    """``length`` characters of reasoning text (whole sentences, cut to length)."""
+    return (SENTENCE * (length // len(SENTENCE) + 1))[:length]
+
 
 VALIDATORS = {
     "TSP": "TSP",
@@ -154,13 +165,17 @@ def _per_call_us(function: Callable[[], object], number: int) -> float:
     return min(timeit.repeat(function, number=number, repeat=5)) / number * 1e6
 
 
-def compare(task_name: str, root: Path, number: int = 300) -> dict[str, Any]:
-    """Time npgym's ``score()`` and NP-ENGINE's validator on one benchmark-tier instance."""
+def compare(
+    task_name: str, root: Path, length: int = LENGTHS[0], number: int = 300
+) -> dict[str, Any]:
+    """Time npgym's ``score()`` and NP-ENGINE's validator on one benchmark-tier instance, with
+    ``length`` characters of reasoning before the answer."""
     task = npgym.get_task(task_name)
     instance = task.generate(0, tier="benchmark")
     reference = task.reference(instance, exact=False)
-    completion = REASONING + answer_text(task_name, task, reference.solution)
-    their_completion = REASONING + npengine_answer_text(task_name, task, reference.solution)
+    text = reasoning(length)
+    completion = text + answer_text(task_name, task, reference.solution)
+    their_completion = text + npengine_answer_text(task_name, task, reference.solution)
     data = question(task_name, instance)
     validation = load_validator(root, task_name)
     invalid, objective, message = validation(data, their_completion)
@@ -173,7 +188,13 @@ def compare(task_name: str, root: Path, number: int = 300) -> dict[str, Any]:
         raise AssertionError(f"{task_name}: objectives differ: {objective} vs {score.objective}")
     theirs = _per_call_us(lambda: validation(data, their_completion), number)
     ours = _per_call_us(lambda: task.score(instance, completion, reference), number)
-    return {"task": task_name, "npengine_us": theirs, "npgym_us": ours, "ratio": theirs / ours}
+    return {
+        "task": task_name,
+        "length": length,
+        "npengine_us": theirs,
+        "npgym_us": ours,
+        "ratio": theirs / ours,
+    }
 
 
 def main() -> None:
@@ -181,14 +202,16 @@ def main() -> None:
     if root is None:
         print(f"skipped: {SKIP_MESSAGE}")
         sys.exit(0)
-    print(f"{'task':18s} {'NP-ENGINE us':>13s} {'npgym us':>9s} {'ratio':>6s}")
+    columns = " ".join(
+        f"{f'{length // 1000}k: NP-E / npgym us':>24s} {'ratio':>6s}" for length in LENGTHS
+    )
+    print(f"{'task':18s} {columns}")
     for task_name in npgym.list_tasks():
-        row = compare(task_name, root)
-        print(
-            f"{row['task']:18s} {row['npengine_us']:13.1f} {row['npgym_us']:9.1f}"
-            f" {row['ratio']:6.1f}",
-            flush=True,
-        )
+        cells = []
+        for length in LENGTHS:
+            row = compare(task_name, root, length)
+            cells.append(f"{row['npengine_us']:13.1f} / {row['npgym_us']:8.1f} {row['ratio']:6.1f}")
+        print(f"{task_name:18s} {' '.join(cells)}", flush=True)
 
 
 if __name__ == "__main__":

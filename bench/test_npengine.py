@@ -9,15 +9,16 @@ from __future__ import annotations
 import pytest
 
 import npgym
-from bench.npengine import SKIP_MESSAGE, compare, npengine_root
+from bench.npengine import LENGTHS, SKIP_MESSAGE, compare, npengine_root
 
 GOAL = 3.0
 
 
+@pytest.mark.parametrize("length", LENGTHS)
 @pytest.mark.parametrize("task_name", npgym.list_tasks())
-def test_score_is_faster_than_npengine(task_name: str) -> None:
+def test_score_is_faster_than_npengine(task_name: str, length: int) -> None:
     root = npengine_root()
     if root is None:
         pytest.skip(SKIP_MESSAGE)
-    row = compare(task_name, root)
+    row = compare(task_name, root, length)
     assert row["ratio"] >= GOAL, row
