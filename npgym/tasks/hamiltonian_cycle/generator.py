@@ -1,9 +1,29 @@
 """HamiltonianCycle generator config, the published tiers, and the generator itself.
 
 Each instance is Hamiltonian with probability ``hamiltonian_share``; otherwise it is built around
-a structure that rules a Hamiltonian cycle out and makes its longest cycle known. All three
-constructions plant cycles on "internal" vertex numbers, add noise edges, and finally renumber
-the vertices by a random permutation so that nothing shows in the numbering:
+a structure that rules a Hamiltonian cycle out and makes its longest cycle known. Every
+construction plants cycles on "internal" vertex numbers, adds noise edges, and finally renumbers
+the vertices by a random permutation so that nothing shows in the numbering. Every vertex has
+degree 2 or more, so no instance gives itself away by a dangling vertex.
+
+Revision 2 (the published tiers since NP-Bench version 2), chosen per tier by ``separator_share``,
+``hub_share`` and ``hub_links``:
+
+- ``hamiltonian`` (a share ``1 - separator_share`` of the Hamiltonian instances): a planted
+  cycle through all n vertices in a random graph of the tier's ``density``. Longest cycle: n.
+- ``separator`` (the other Hamiltonian instances, and every non-Hamiltonian one): s =
+  ``hub_share * n`` hubs and s components; the planted cycle runs hub, a path through a whole
+  component, the next hub, and so on. No edge joins two components; hub-hub and within-component
+  pairs get noise at the density's probability, and each component vertex about ``hub_links``
+  noise edges to the hubs. The cycle must use no hub-hub edge and cross each component from a
+  vertex next to one hub to a vertex next to the next: rotation-extension, which happily walks
+  the hub-hub edges, often misses it, the more often the larger the graph. A non-Hamiltonian
+  instance adds one spare component of 1 or 2 vertices (each cycle component is at least as
+  large) joined to two hubs. A cycle meets at most s components (one per arc between hubs), so
+  none is longer than s plus the s largest components: the planted n - 1 or n - 2 vertices.
+  The instance records the hubs as ``separator``; the reference checks that bound on the graph.
+
+Revision 1 (NP-Bench version 1), kept byte for byte:
 
 - ``hamiltonian``: a planted cycle through all n vertices. Longest cycle: n.
 - ``cut_vertex``: a large block and one or two small blocks (3+ vertices each) hanging off it at
@@ -14,10 +34,9 @@ the vertices by a random permutation so that nothing shows in the numbering:
   of I gets two neighbours in S, noise edges join S-S and S-I pairs. On any cycle each vertex of I
   is followed by one of S, so no cycle is longer than 2s: the planted one is a longest.
 
-Every vertex has degree 2 or more, so no instance gives itself away by a dangling vertex. Noise
-edges appear with the probability that makes a Hamiltonian instance's expected edge density equal
-to ``density`` (planted cycle included); the other constructions use the same probability on the
-pairs their structure allows, so their graphs are somewhat sparser.
+Noise edges appear with the probability that makes a Hamiltonian instance's expected edge density
+equal to ``density`` (planted cycle included); the other constructions use the same probability
+on the pairs their structure allows, so their graphs are sparser.
 """
 
 from __future__ import annotations
