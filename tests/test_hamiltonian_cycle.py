@@ -238,6 +238,17 @@ def test_a_separator_that_proves_nothing_falls_back_to_search() -> None:
     assert reference.method == "exact"
 
 
+def test_a_relabelled_variant_keeps_its_certificate() -> None:
+    from npgym.families.variants import variant
+
+    instance = TASK.generate(3, tier="benchmark", config={"hamiltonian_share": 0.0})
+    relabelled = variant(instance, 7).instance
+    assert relabelled.separator != instance.separator
+    reference = TASK.reference(relabelled)
+    assert reference.method == "planted" and reference.proven_optimal
+    assert reference.objective == len(instance.planted_cycle) - 1
+
+
 def test_hamiltonian_share_and_density() -> None:
     def kinds(share: float) -> list[bool]:
         return [
