@@ -2,6 +2,7 @@
 
 Every cycle of a graph lies inside one of its blocks (biconnected components), so the solvers work
 block by block, largest first, and the size of the largest block is a first upper bound.
+:func:`separator_bound` turns a vertex set whose removal leaves many components into another.
 
 - :func:`heuristic_cycle`: Posa rotation-extension on each block (numba): grow a path greedily
   (Warnsdorff's rule), rotate it when stuck, re-open it when it closes into a cycle that misses
@@ -48,6 +49,30 @@ def cycle_bound(adjacency: np.ndarray) -> int:
     """Upper bound on the longest cycle: the size of the largest block (0 for a forest)."""
     found = blocks(adjacency)
     return int(found[0].size) if found else 0
+
+
+def separator_bound(adjacency: np.ndarray, separator: np.ndarray) -> int:
+    """Upper bound on the longest cycle from any vertex set S (a certificate, checked here).
+
+    A cycle that avoids S lies in one component of G - S. One that meets S at k vertices falls
+    into k arcs between them, each inside one component, so it visits at most k <= |S|
+    components. Hence no cycle is longer than the larger of the largest component and |S| plus
+    the |S| largest components together.
+    """
+    import networkx as nx
+
+    n = adjacency.shape[0]
+    inside = np.ones(n, dtype=np.bool_)
+    inside[np.asarray(separator, dtype=np.int64)] = False
+    kept = np.flatnonzero(inside)
+    graph = nx.Graph()
+    graph.add_nodes_from(kept.tolist())
+    first, second = np.nonzero(np.triu(adjacency[np.ix_(kept, kept)]))
+    graph.add_edges_from(zip(kept[first].tolist(), kept[second].tolist(), strict=True))
+    sizes = sorted((len(part) for part in nx.connected_components(graph)), reverse=True)
+    hubs = n - kept.size
+    through_hubs = hubs + sum(sizes[:hubs]) if hubs else 0
+    return min(n, max(sizes[0] if sizes else 0, through_hubs))
 
 
 @njit

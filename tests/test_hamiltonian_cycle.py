@@ -149,11 +149,30 @@ def test_exact_search_matches_dynamic_programme_on_small_graphs() -> None:
 def test_generator_respects_the_tier_and_its_proofs(tier: str) -> None:
     config = TASK.tiers[tier]
     structures = set()
-    for seed in range(12):
-        instance = TASK.generate(seed, tier=tier, config={"hamiltonian_share": 0.5})
+    for seed in range(16):
+        mix = {"hamiltonian_share": 0.5, "separator_share": 0.5}
+        instance = TASK.generate(seed, tier=tier, config=mix)
         structures.add(instance.structure)
         assert config.n_min <= instance.n <= config.n_max
         assert instance.adjacency.sum(axis=1).min() >= 2
+        planted = len(instance.planted_cycle) - 1
+        assert instance.hamiltonian == (planted == instance.n)
+        assert (instance.structure == "separator") == (instance.separator is not None)
+        if not instance.hamiltonian:  # one spare component of 1 or 2 vertices left out
+            assert instance.structure == "separator" and instance.n - 2 <= planted < instance.n
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal and reference.objective == planted
+        assert reference.method == "planted"
+    assert structures == {"hamiltonian", "separator"}
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_revision_1_keeps_its_constructions_and_proofs(tier: str) -> None:
+    structures = set()
+    for seed in range(12):
+        instance = TASK.generate(seed, tier=tier, config={"hamiltonian_share": 0.5, "revision": 1})
+        structures.add(instance.structure)
+        assert instance.separator is None and "separator_share" not in instance.config
         planted = len(instance.planted_cycle) - 1
         assert (
             instance.hamiltonian == (instance.structure == "hamiltonian") == (planted == instance.n)
@@ -161,10 +180,73 @@ def test_generator_respects_the_tier_and_its_proofs(tier: str) -> None:
         reference = TASK.reference(instance)
         assert reference.proven_optimal and reference.objective == planted
         assert reference.method == ("planted" if instance.hamiltonian else "exact")
-        if instance.hamiltonian:  # the search finds the planted length too
-            search = solvers.exact_cycle(instance.adjacency, effort=30)
-            assert search.proven_optimal and search.witness.size == planted
     assert structures == {"hamiltonian", "cut_vertex", "independent_set"}
+
+
+@pytest.mark.parametrize("hamiltonian", [True, False])
+def test_separator_construction_matches_brute_force_on_tiny_graphs(hamiltonian: bool) -> None:
+    """The planted claim (length and, without a Hamiltonian cycle, the separator bound) against
+    an exhaustive search, over every tiny size and several noise levels."""
+    spares = set()
+    for seed in range(40):
+        n = 6 + seed % 4
+        config = {
+            "n_min": n,
+            "n_max": n,
+            "density": (0.2, 0.6, 1.0)[seed % 3],
+            "hamiltonian_share": float(hamiltonian),
+            "separator_share": 1.0,
+            "hub_share": (0.25, 0.5)[seed % 2],
+            "hub_links": 1.5,
+        }
+        instance = TASK.generate(seed, tier="easy", config=config)
+        assert instance.structure == "separator"
+        planted = len(instance.planted_cycle) - 1
+        assert brute_force(instance.adjacency) == planted
+        separator = np.array(instance.separator)
+        assert solvers.separator_bound(instance.adjacency, separator) == planted
+        spares.add(instance.n - planted)
+    assert spares == ({0} if hamiltonian else {1, 2})
+
+
+def test_separator_bound_never_undercuts_the_longest_cycle() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n = int(rng.integers(3, 10))
+        adjacency = random_adjacency(rng, n, float(rng.random()))
+        separator = np.flatnonzero(rng.random(n) < rng.random())
+        assert solvers.separator_bound(adjacency, separator) >= brute_force(adjacency)
+    # Hand-checked: removing the centre of a wheel with 5 spokes leaves one 5-cycle: bound 6;
+    # removing vertices 0 and 2 of the square 0-1-2-3 leaves {1} and {3}: bound 2 + 1 + 1 = 4.
+    wheel = np.zeros((6, 6), dtype=np.bool_)
+    for spoke in range(1, 6):
+        wheel[0, spoke] = wheel[spoke, 1 + spoke % 5] = True
+    wheel |= wheel.T
+    assert solvers.separator_bound(wheel, np.array([0])) == 6
+    square = SQUARE_AND_TRIANGLE.adjacency[:4, :4]
+    assert solvers.separator_bound(square, np.array([0, 2])) == 4
+    assert solvers.separator_bound(square, np.array([], dtype=np.int64)) == 4
+
+
+def test_a_separator_that_proves_nothing_falls_back_to_search() -> None:
+    instance = TASK.generate(3, tier="medium", config={"hamiltonian_share": 0.0})
+    planted = len(instance.planted_cycle) - 1
+    wrong = instance.model_copy(update={"separator": (instance.separator[0],)})
+    assert solvers.separator_bound(wrong.adjacency, np.array(wrong.separator)) > planted
+    reference = TASK.reference(wrong)
+    assert reference.proven_optimal and reference.objective == planted
+    assert reference.method == "exact"
+
+
+def test_a_relabelled_variant_keeps_its_certificate() -> None:
+    from npgym.families.variants import variant
+
+    instance = TASK.generate(3, tier="benchmark", config={"hamiltonian_share": 0.0})
+    relabelled = variant(instance, 7).instance
+    assert relabelled.separator != instance.separator
+    reference = TASK.reference(relabelled)
+    assert reference.method == "planted" and reference.proven_optimal
+    assert reference.objective == len(instance.planted_cycle) - 1
 
 
 def test_hamiltonian_share_and_density() -> None:
@@ -176,9 +258,21 @@ def test_hamiltonian_share_and_density() -> None:
 
     assert all(kinds(1.0)) and not any(kinds(0.0))
     assert 20 <= sum(kinds(0.75)) <= 38
-    config = {"hamiltonian_share": 1.0, "n_min": 40, "n_max": 40, "density": 0.3}
-    edges = [len(TASK.generate(seed, config=config).edges) for seed in range(20)]
-    assert abs(np.mean(edges) / (40 * 39 / 2) - 0.3) < 0.02
+    for separator_share in (0.0, None):  # revision 2's random graphs, and revision 1
+        config = {"hamiltonian_share": 1.0, "n_min": 40, "n_max": 40, "density": 0.3}
+        config |= {"separator_share": 0.0} if separator_share == 0.0 else {"revision": 1}
+        edges = [len(TASK.generate(seed, config=config).edges) for seed in range(20)]
+        assert abs(np.mean(edges) / (40 * 39 / 2) - 0.3) < 0.02
+
+
+def test_revision_2_fields_are_required_and_left_out_of_revision_1_dumps() -> None:
+    with pytest.raises(ValueError, match="revision 2 needs separator_share, hub_share, hub_links"):
+        HamiltonianCycleConfig(n_min=15, n_max=20, density=0.2, revision=2)
+    benchmark = TASK.config("benchmark")
+    assert benchmark.revision == 2 and benchmark.model_dump()["separator_share"] == 0.9
+    old = TASK.config("benchmark", overrides={"revision": 1}).model_dump(mode="json")
+    assert old == {"n_min": 40, "n_max": 50, "density": 0.5, "hamiltonian_share": 0.75}
+    assert "separator" not in TASK.generate(0, tier="easy", config={"revision": 1}).to_json()
 
 
 def test_prompt_shows_only_the_graph() -> None:
@@ -248,6 +342,8 @@ def test_blocks_and_canonical_cycle() -> None:
             "hamiltonian",
         ),
         ({"n": 3, "edges": [[0, 1], [1, 2], [0, 2]], "structure": "clique"}, "structure"),
+        ({"n": 3, "edges": [[0, 1], [1, 2], [0, 2]], "separator": [0, 0]}, "distinct"),
+        ({"n": 3, "edges": [[0, 1], [1, 2], [0, 2]], "separator": [3]}, "distinct"),
     ],
 )
 def test_bad_instances_are_rejected(fields: dict[str, object], message: str) -> None:

@@ -129,6 +129,8 @@ def _graph(instance: Any, rng: np.random.Generator) -> Variant:
 
     elif instance.task == "HamiltonianCycle" and instance.planted_cycle is not None:
         changes["planted_cycle"] = new_of_old[list(instance.planted_cycle)].tolist()
+        if instance.separator is not None:  # the certificate of the planted cycle's length
+            changes["separator"] = sorted(new_of_old[list(instance.separator)].tolist())
     return Variant(_rebuild(instance, **changes), instance, back, transforms=("relabel vertices",))
 
 

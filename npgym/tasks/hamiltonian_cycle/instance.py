@@ -6,13 +6,13 @@ from itertools import pairwise
 from typing import ClassVar, Literal
 
 import numpy as np
-from pydantic import StrictBool, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from npgym.graphs import GraphInstance
 from npgym.heuristics.jit import njit
 from npgym.instance import Int
 
-Structure = Literal["hamiltonian", "cut_vertex", "independent_set"]
+Structure = Literal["hamiltonian", "cut_vertex", "independent_set", "separator"]
 
 
 class HamiltonianCycleInstance(GraphInstance):
@@ -21,16 +21,26 @@ class HamiltonianCycleInstance(GraphInstance):
     The generator also records how it built the graph; none of this is shown in the prompt.
     ``hamiltonian`` says whether a Hamiltonian cycle exists (None when unknown), ``structure``
     names the construction (``hamiltonian``: a planted Hamiltonian cycle; ``cut_vertex``: blocks
-    joined at cut vertices; ``independent_set``: an independent set larger than n/2), and
-    ``planted_cycle`` is a longest cycle by construction, closed (``[v0, ..., v0]``).
+    joined at cut vertices; ``independent_set``: an independent set larger than n/2;
+    ``separator``: hub vertices whose removal leaves components that a cycle must visit between
+    hubs), ``planted_cycle`` is a longest cycle by construction, closed (``[v0, ..., v0]``), and
+    ``separator`` (revision 2) lists the hubs: the certificate that no cycle is longer (see
+    :func:`~npgym.heuristics.hamiltonian_cycle.separator_bound`).
     """
 
     task: Literal["HamiltonianCycle"] = "HamiltonianCycle"
     hamiltonian: StrictBool | None = None
     structure: Structure | None = None
     planted_cycle: tuple[Int, ...] | None = None
+    separator: tuple[Int, ...] | None = Field(None, exclude_if=lambda value: value is None)
+    """Left out of the JSON when absent, so instances without it keep their bytes."""
 
-    meta_fields: ClassVar[tuple[str, ...]] = ("hamiltonian", "structure", "planted_cycle")
+    meta_fields: ClassVar[tuple[str, ...]] = (
+        "hamiltonian",
+        "structure",
+        "planted_cycle",
+        "separator",
+    )
 
     @model_validator(mode="after")
     def _has_a_cycle(self) -> HamiltonianCycleInstance:
@@ -38,6 +48,15 @@ class HamiltonianCycleInstance(GraphInstance):
         # so every vertex is in 0..n-1 when the kernel indexes with it.
         if len(self.edges) + component_count(self.n, self.edge_array) <= self.n:
             raise ValueError("the graph has no cycle, so no answer could be feasible")
+        return self
+
+    @model_validator(mode="after")
+    def _separator_is_a_vertex_set(self) -> HamiltonianCycleInstance:
+        separator = self.separator
+        if separator is None:
+            return self
+        if len(set(separator)) != len(separator) or not all(0 <= v < self.n for v in separator):
+            raise ValueError(f"separator must list distinct vertices from 0 to {self.n - 1}")
         return self
 
     @model_validator(mode="after")

@@ -21,13 +21,16 @@ class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianC
     Answer: ``[v0, v1, ..., v0]``, the closing vertex required, any start and direction, at least
     3 distinct vertices. Objective: the number of distinct vertices. Instances are Hamiltonian
     (planted cycle) with probability ``hamiltonian_share`` (0.75 in every tier); the others are
-    built so that no Hamiltonian cycle exists (a cut vertex, or an independent set of more than
-    half the vertices), see :mod:`~npgym.tasks.hamiltonian_cycle.generator`. The instance records
-    which (``hamiltonian``, ``structure``, ``planted_cycle``); the prompt does not.
+    built so that no Hamiltonian cycle exists (revision 2: a separator with one component too
+    many; revision 1: a cut vertex, or an independent set of more than half the vertices), see
+    :mod:`~npgym.tasks.hamiltonian_cycle.generator`. The instance records which
+    (``hamiltonian``, ``structure``, ``planted_cycle``, ``separator``); the prompt does not.
 
-    Reference: a planted Hamiltonian cycle is optimal by definition (method ``planted``).
-    Otherwise rotation-extension finds a long cycle; it is proven optimal when it fills the
-    largest block (a cycle never leaves a block), and else a CP-SAT circuit model per block proves
+    Reference: a planted Hamiltonian cycle is optimal by definition (method ``planted``), and so
+    is a planted cycle as long as the bound that the recorded ``separator`` gives (checked on the
+    graph, :func:`~npgym.heuristics.hamiltonian_cycle.separator_bound`). Otherwise
+    rotation-extension finds a long cycle; it is proven optimal when it fills the largest block
+    (a cycle never leaves a block), and else a CP-SAT circuit model per block proves
     the longest cycle (one worker: deterministic). Without ``exact`` only the heuristic runs.
     """
 
@@ -90,6 +93,19 @@ class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianC
                 gap=0.0,
             )
         adjacency = instance.adjacency
+        if exact and planted is not None and instance.separator is not None:
+            length = len(planted) - 1
+            separator = np.array(instance.separator, dtype=np.int64)
+            if solvers.separator_bound(adjacency, separator) == length:
+                return Reference(
+                    objective=length,
+                    solution=list(planted),
+                    proven_optimal=True,
+                    method="planted",
+                    solver="planted cycle + separator bound",
+                    bound=length,
+                    gap=0.0,
+                )
         cycle = solvers.heuristic_cycle(adjacency)
         bound = solvers.cycle_bound(adjacency)
         solver = "rotation-extension + block bound"
