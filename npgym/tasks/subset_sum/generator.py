@@ -5,25 +5,23 @@ Revision 1 (NP-Bench version 1): ``n`` numbers are drawn uniformly from
 is chosen at random and the target is its sum. Small numbers are plentiful there, so the shipped
 smallest-first greedy was optimal on ~99% of instances at every tier.
 
-Revision 2 (the published tiers today) plants a parity trap, with the structure chosen per tier
-by :data:`TIERS`:
+Revision 2 (the published tiers today) keeps the sizes and value ranges and draws the values
+with structure, chosen per tier by :data:`TIERS` (docs/tiers.md has the measured effect):
 
-- ``solution_size`` *core* numbers, even values in ``2..core_max``: the planted subset; the
-  target is their sum, so it is even;
-- one *decoy*, an odd value in ``1..decoy_max``: small, so a smallest-first choice takes it, but
-  an odd number in an even target needs a second odd number;
-- the other numbers (at least two), drawn from the even values in ``2..value_max`` (spares that
-  may swap with cores) and the odd values in ``fixer_min..value_max`` (the only partners the
-  decoy has, all large).
+- ``solution_size`` *cores*, values ``1..core_max``: the planted subset, whose sum is the
+  target. Its size is capped at ``n - 3``, so at least three numbers are left out and "take
+  everything but one or two" is rarely the answer.
+- *spares*, the numbers left out, values ``2..value_max`` (never 1, which would make almost any
+  excess easy to drop).
+- With ``parity`` (medium and up), a parity trap: cores are even (``2..core_max``), so the
+  target is even; one *decoy*, an odd value in ``1..decoy_max``, is small enough for a
+  smallest-first choice to take it; spares are even, and every other odd number is a *fixer* of
+  at least ``fixer_min``. Taking the decoy forces a fixer, which uses up target that several
+  small cores would have filled: the greedy ends short whenever the decoy and its fixer outweigh
+  two cores. The gap between ``core_max`` and ``fixer_min`` sets how often that happens.
 
-Taking the decoy forces a large odd *fixer*, which uses up target that several small cores would
-have filled: the greedy ends short whenever the decoy and its cheapest fixer outweigh two cores.
-How often that happens is set by the gap between ``core_max`` and ``fixer_min``, which widens
-tier by tier. At least three numbers are always left out of the planted subset (its size is
-capped at ``n - 3``), so "take everything but one or two" is rarely the answer. Every number is
-finally clipped to ``value_min..value_max``: below the easy tier the knob shrinks
-``value_max`` and the structure fades, until at difficulty 0 every number is 1.
-
+Every number is finally clipped to ``value_min..value_max``: below the easy tier the knob
+shrinks ``value_max`` and the structure fades, until at difficulty 0 every number is 1.
 The planted subset is not necessarily the largest one: the reference is the exact
 (sum, count) dynamic programme.
 """
@@ -169,7 +167,9 @@ TIERS: dict[str, SubsetSumConfig] = {
     ),
 }
 """Revision 2 keeps the published sizes and value ranges (easy: n 7-10, documented in
-docs/tiers.md); the trap's gap between cores and fixers widens tier by tier."""
+docs/tiers.md). Easy plants no parity trap (values 1-5 leave it too little variety); from
+medium on, the gap between cores and fixers widens, and benchmark pairs hard's fixers with
+smaller cores."""
 
 
 @dataclass(frozen=True)
