@@ -67,7 +67,9 @@ class SubsetSumConfig(GeneratorConfig):
     n_max: int = Field(ge=1, le=MAX_GENERATED_NUMBERS)
     solution_size_min: int = Field(ge=1, le=MAX_GENERATED_NUMBERS)
     solution_size_max: int = Field(
-        ge=1, le=MAX_GENERATED_NUMBERS, description="planted subset size, capped at n"
+        ge=1,
+        le=MAX_GENERATED_NUMBERS,
+        description="planted subset size, capped at n (revision 2: n - 3)",
     )
     value_min: int = Field(1, ge=1, le=MAX_GENERATED_VALUE)
     value_max: int = Field(ge=1, le=MAX_GENERATED_VALUE)
