@@ -60,10 +60,17 @@ class GeneratorConfig(BaseModel):
     revision: int = Field(1, ge=1, description="which revision of the task's generator draws")
     latest_revision: ClassVar[int] = 1
     """The newest revision the task's generator implements."""
+    revision_fields: ClassVar[Mapping[int, tuple[str, ...]]] = {}
+    """The config fields each revision introduced (revision -> names), which only it reads: the
+    dump of an earlier revision's config leaves them out, so its instances keep their bytes."""
 
     @model_serializer(mode="wrap")
-    def _omit_first_revision(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_later_revisions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
+        for revision, names in self.revision_fields.items():
+            if self.revision < revision:
+                for name in names:
+                    data.pop(name, None)
         if data.get("revision") == 1:
             del data["revision"]
         return data

@@ -143,18 +143,90 @@ def test_heuristic_reference_reports_its_bound() -> None:
 @pytest.mark.parametrize("tier", npgym.TIERS)
 def test_generator_respects_the_tier(tier: str) -> None:
     config = TASK.tiers[tier]
+    assert config.revision == 2
     for seed in range(20):
         drawn = plant(np.random.default_rng(generation_stream(seed, TIER_DIFFICULTY[tier])), config)
         n = drawn.numbers.size
         assert config.n_min <= n <= config.n_max
         assert config.value_min <= drawn.numbers.min() <= drawn.numbers.max() <= config.value_max
         size = drawn.planted.size
-        assert size == n or config.solution_size_min <= size <= config.solution_size_max
-        assert size <= min(n, config.solution_size_max)
+        assert config.solution_size_min <= size <= min(config.solution_size_max, n - 3)
         assert int(drawn.numbers[drawn.planted].sum()) == drawn.target
+        cores = drawn.numbers[drawn.planted]
+        assert cores.max() <= config.core_max
+        if config.parity:  # even cores, one odd decoy, every other odd number a large fixer
+            left_out = np.delete(drawn.numbers, drawn.planted)
+            assert np.all(cores % 2 == 0)
+            small_odd = left_out[(left_out % 2 == 1) & (left_out < config.fixer_min)]
+            assert small_odd.size == 1 and small_odd[0] <= config.decoy_max
         instance = TASK.generate(seed, tier=tier)
         assert (instance.numbers, instance.target) == (tuple(drawn.numbers.tolist()), drawn.target)
         assert TASK.reference(instance).objective >= size
+
+
+def test_revision_1_still_draws_uniform_numbers() -> None:
+    config = TASK.config("benchmark", overrides={"revision": 1})
+    assert config.model_dump(mode="json") == {
+        "n_min": 15,
+        "n_max": 20,
+        "solution_size_min": 10,
+        "solution_size_max": 15,
+        "value_min": 1,
+        "value_max": 15,
+    }
+    drawn = plant(np.random.default_rng(0), config)
+    assert np.any(drawn.numbers[drawn.planted] % 2 == 1)  # no parity structure
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"core_max": None}, "revision 2 needs core_max"),
+        ({"decoy_max": None}, "parity trap needs decoy_max and fixer_min"),
+        ({"fixer_min": None}, "parity trap needs decoy_max and fixer_min"),
+    ],
+)
+def test_revision_2_needs_its_fields(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TASK.config("benchmark", overrides=fields)
+
+
+def greedy_profile(
+    seeds: range, tier: str | None = None, difficulty: float | None = None, revision: int = 2
+) -> tuple[float, float, float]:
+    """Share of instances where the greedy is optimal, its mean ratio, and the share where
+    leaving out at most two numbers is optimal."""
+    optimal, ratio, near_all = 0, 0.0, 0
+    for seed in seeds:
+        config = None if revision == 2 else {"revision": revision}
+        instance = TASK.generate(seed, tier=tier, difficulty=difficulty, config=config)
+        best = TASK.reference(instance).objective
+        greedy = len(TASK.greedy_solution(instance))
+        optimal += greedy == best
+        ratio += greedy / best
+        near_all += best >= instance.n - 2
+    return optimal / len(seeds), ratio / len(seeds), near_all / len(seeds)
+
+
+def test_greedy_misses_the_benchmark_optimum_often() -> None:
+    """Revision 1 failed this: its greedy was optimal on 99.5% of benchmark instances, and
+    leaving out one or two numbers was optimal on 30-78% of them."""
+    share, ratio, near_all = greedy_profile(range(60), tier="benchmark")
+    assert share <= 0.5 and ratio < 0.95 and near_all <= 0.05, (share, ratio, near_all)
+    share, _, near_all = greedy_profile(range(10), difficulty=2.0)
+    assert share <= 0.5 and near_all == 0, (share, near_all)
+
+
+@pytest.mark.slow
+def test_greedy_share_falls_tier_by_tier_over_200_seeds() -> None:
+    profiles = [greedy_profile(range(200), tier=tier) for tier in npgym.TIERS]
+    shares = [share for share, _, _ in profiles]
+    assert all(a - b >= 0.1 for a, b in itertools.pairwise(shares)), shares
+    assert shares[-1] <= 0.5, shares
+    assert all(near_all <= 0.25 for _, _, near_all in profiles), profiles
+    for difficulty in (1.2, 2.0):
+        share, _, _ = greedy_profile(range(200), difficulty=difficulty)
+        assert share <= 0.5, (difficulty, share)
 
 
 def test_prompt_lists_every_number_and_the_target() -> None:
@@ -191,3 +263,4 @@ def test_planted_size_is_capped_at_n_below_easy() -> None:
     for seed in range(20):
         drawn = plant(np.random.default_rng(seed), config)
         assert drawn.planted.size <= drawn.numbers.size
+        assert set(drawn.numbers.tolist()) == {1}  # value_max shrinks to 1 at difficulty 0

@@ -46,7 +46,7 @@ from itertools import pairwise
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import Field, model_validator
 
 from npgym.config import GeneratorConfig
 from npgym.heuristics.hamiltonian_cycle import canonical_cycle
@@ -63,6 +63,7 @@ class HamiltonianCycleConfig(GeneratorConfig):
     and (revision 2) how often and how the separator construction is used."""
 
     latest_revision: ClassVar[int] = 2
+    revision_fields: ClassVar[Mapping[int, tuple[str, ...]]] = {2: REVISION_2_FIELDS}
     growth: ClassVar[Mapping[str, float]] = {"n_min": 1.0, "n_max": 1.0, "density": -1.0}
 
     n_min: int = Field(ge=5, le=MAX_GENERATED_VERTICES)
@@ -83,17 +84,6 @@ class HamiltonianCycleConfig(GeneratorConfig):
     hub_links: float | None = Field(
         None, ge=0.0, description="revision 2: expected noise edges from a component to the hubs"
     )
-
-    @model_serializer(mode="wrap")
-    def _omit_first_revision(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The base class's rule (revision 1 left out of dumps), and revision 1 also leaves out
-        the fields only revision 2 reads, so NP-Bench version 1 rebuilds its bytes."""
-        data: dict[str, Any] = handler(self)
-        if data.get("revision") == 1:
-            del data["revision"]
-            for name in REVISION_2_FIELDS:
-                data.pop(name, None)
-        return data
 
     @model_validator(mode="after")
     def _revision_2_is_complete(self) -> HamiltonianCycleConfig:
