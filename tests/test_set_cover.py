@@ -184,15 +184,12 @@ def test_exact_reference_is_deterministic() -> None:
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
-    config = {
-        "universe_size_min": 300,
-        "universe_size_max": 300,
-        "subsets_min": 400,
-        "subsets_max": 400,
-        "subset_size_factor": 0.05,
-        "impossible_probability": 0.0,
-    }
-    instance = TASK.generate(0, config=config)
+    # Random subsets of 2-15 of 300 elements (the generator plants a cover at this size).
+    rng = np.random.default_rng(0)
+    subsets = [rng.choice(300, size=int(rng.integers(2, 16)), replace=False) for _ in range(400)]
+    covered = set(np.concatenate(subsets).tolist())
+    subsets.append(np.array([e for e in range(300) if e not in covered] or [0]))
+    instance = SetCoverInstance(universe_size=300, subsets=[s.tolist() for s in subsets])
     reference = TASK.reference(instance, time_limit=0.02)
     if reference.proven_optimal:
         pytest.fail("a proof in 20 ms is not expected; the test needs a harder instance")
