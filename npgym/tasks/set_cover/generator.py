@@ -21,14 +21,16 @@ every instance and the optimum hard to prove, so such configs draw a *planted* i
    the shuffled universe cut into ``k`` near-equal parts, each one subset. They cover the
    universe; the subset size factor shrinks as the instance grows (``growth``), so ``k`` grows
    from 6 at difficulty 1.0 to 16 at 2.0;
-2. ``traps``: Binomial(``k // 3``, 1/3) groups of 2 or 3 distinct blocks, each tiled by *decoys*,
+2. *traps*: Binomial(``k // 3``, 1/3) groups of 2 or 3 distinct blocks, each tiled by *decoys*,
    disjoint subsets that each take ``r // g + 1`` of the ``r`` still untaken elements of every
-   block of its group of ``g``. Each decoy is larger than what is left of any block in the group,
-   so the greedy takes decoys, about ``log(r) / log(g / (g - 1))`` of them, where two or three
-   blocks do (a decoy would not fit in the subset count: the group is left out);
-3. every other subset is a *filler*: a uniform size from ``2`` to the smallest block (so none
-   is larger than a block, and the LP relaxation stays tight at ``k``) and that many distinct
-   elements;
+   block of its group of ``g``. Each decoy is larger than what is left of any block of the group,
+   so the greedy takes decoys, about ``log(r) / log(g / (g - 1))`` of them (4 to 6 at 2.0),
+   where two or three blocks do (blocks of 7 elements or more; smaller ones can be tiled by as
+   few decoys as blocks). No more traps are set once the decoys would not fit in the subset
+   count;
+3. every other subset is a *filler*: a uniform size from ``2`` to the smallest block, and that
+   many distinct elements. No filler is larger than a block, so the LP relaxation stays at ``k``
+   and proves the blocks optimal (measured: every instance at 1.0, 1.2, 1.5 and 2.0);
 4. the subsets are listed in a random order, and step 3 of the published construction removes
    an element with probability ``impossible_probability``.
 
@@ -137,7 +139,7 @@ def _planted(
     rng: np.random.Generator, config: SetCoverConfig, universe: int, count: int
 ) -> np.ndarray:
     """Steps 1-4 of the planted construction (module docstring) as a membership matrix."""
-    block_count = max(1, min(math.floor(2 / config.subset_size_factor + 0.5), count, universe // 2))
+    block_count = planted_cover_size(config, universe, count)
     blocks = np.array_split(rng.permutation(universe), block_count)
     subsets: list[list[int]] = [block.tolist() for block in blocks]
     spare = count - block_count
@@ -146,7 +148,7 @@ def _planted(
         group = int(rng.integers(2, 4))
         if len(untrapped) < group:
             break
-        decoys = _decoys([blocks[untrapped.pop()].tolist() for _ in range(group)])
+        decoys = tile_with_decoys([blocks[untrapped.pop()].tolist() for _ in range(group)])
         if len(decoys) > spare:
             break
         subsets.extend(decoys)
@@ -160,7 +162,12 @@ def _planted(
     return membership
 
 
-def _decoys(rows: list[list[int]]) -> list[list[int]]:
+def planted_cover_size(config: SetCoverConfig, universe: int, count: int) -> int:
+    """``k``, the number of blocks of a planted instance (step 1 of the planted construction)."""
+    return max(1, min(math.floor(2 / config.subset_size_factor + 0.5), count, universe // 2))
+
+
+def tile_with_decoys(rows: list[list[int]]) -> list[list[int]]:
     """Disjoint subsets tiling ``rows`` (blocks), each taking ``r // g + 1`` of the ``r`` untaken
     elements of every one of the ``g`` rows: each is larger than what is left of any row. A last
     decoy of one element joins the one before, so that every decoy has two."""
