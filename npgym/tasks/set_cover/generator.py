@@ -21,7 +21,7 @@ every instance and the optimum hard to prove, so such configs draw a *planted* i
    the shuffled universe cut into ``k`` near-equal parts, each one subset. They cover the
    universe; the subset size factor shrinks as the instance grows (``growth``), so ``k`` grows
    from 6 at difficulty 1.0 to 16 at 2.0;
-2. *traps*: Binomial(``k // 3``, 1/3) groups of 2 or 3 distinct blocks, each tiled by *decoys*,
+2. *traps*: Binomial(``k // 2``, 1/4) groups of 2 or 3 distinct blocks, each tiled by *decoys*,
    disjoint subsets that each take ``r // g + 1`` of the ``r`` still untaken elements of every
    block of its group of ``g``. Each decoy is larger than what is left of any block of the group,
    so the greedy takes decoys, about ``log(r) / log(g / (g - 1))`` of them (4 to 6 at 2.0),
@@ -93,8 +93,8 @@ TIERS: dict[str, SetCoverConfig] = {
 
 PLANTED_ABOVE_UNIVERSE = TIERS["benchmark"].universe_size_max
 """A config whose ``universe_size_max`` exceeds this (the benchmark's) draws a planted instance."""
-TRAP_PROBABILITY = 1 / 3
-"""Chance of each of the ``k // 3`` tries to set a trap in a planted instance."""
+TRAP_PROBABILITY = 0.25
+"""Chance of each of the ``k // 2`` tries to set a trap in a planted instance."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _planted(
     subsets: list[list[int]] = [block.tolist() for block in blocks]
     spare = count - block_count
     untrapped = rng.permutation(block_count).tolist()
-    for _ in range(int(rng.binomial(block_count // 3, TRAP_PROBABILITY))):
+    for _ in range(int(rng.binomial(block_count // 2, TRAP_PROBABILITY))):
         group = int(rng.integers(2, 4))
         if len(untrapped) < group:
             break
