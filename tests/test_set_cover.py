@@ -1,5 +1,6 @@
 """SetCover: hand-checked instances (with and without a cover), kernel vs. pure twin, solvers
-vs. brute force, and the generator's share of instances without a cover."""
+vs. brute force, the generator's share of instances without a cover, and the planted
+instances above the benchmark tier (decoys, proofs, and the greedy's share there)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,16 @@ from hypothesis import strategies as st
 import npgym
 from npgym.config import TIER_DIFFICULTY
 from npgym.heuristics import set_cover as solvers
+from npgym.reward import clip_ratio
 from npgym.task import generation_stream
 from npgym.tasks.set_cover import SetCoverInstance
-from npgym.tasks.set_cover.generator import draw
+from npgym.tasks.set_cover.generator import (
+    PLANTED_ABOVE_UNIVERSE,
+    SetCoverConfig,
+    draw,
+    planted_cover_size,
+    tile_with_decoys,
+)
 from npgym.tasks.set_cover.verifier import check_cover, check_cover_python
 
 TASK = npgym.get_task("SetCover")
@@ -184,15 +192,12 @@ def test_exact_reference_is_deterministic() -> None:
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
-    config = {
-        "universe_size_min": 300,
-        "universe_size_max": 300,
-        "subsets_min": 400,
-        "subsets_max": 400,
-        "subset_size_factor": 0.05,
-        "impossible_probability": 0.0,
-    }
-    instance = TASK.generate(0, config=config)
+    # Random subsets of 2-15 of 300 elements (the generator plants a cover at this size).
+    rng = np.random.default_rng(0)
+    subsets = [rng.choice(300, size=int(rng.integers(2, 16)), replace=False) for _ in range(400)]
+    covered = set(np.concatenate(subsets).tolist())
+    subsets.append(np.array([e for e in range(300) if e not in covered] or [0]))
+    instance = SetCoverInstance(universe_size=300, subsets=[s.tolist() for s in subsets])
     reference = TASK.reference(instance, time_limit=0.02)
     if reference.proven_optimal:
         pytest.fail("a proof in 20 ms is not expected; the test needs a harder instance")
@@ -266,3 +271,93 @@ def test_lp_bound_lies_between_the_size_bound_and_the_optimum() -> None:
         if optimum is None:
             continue
         assert solvers.size_bound(membership) <= solvers.lp_bound(membership) <= optimum
+
+
+# --- planted instances above the benchmark tier -----------------------------------------------
+
+
+@given(base=st.integers(2, 80), longer=st.lists(st.booleans(), min_size=2, max_size=3))
+def test_decoys_tile_their_blocks_and_outgrow_what_is_left(base: int, longer: list[bool]) -> None:
+    # Blocks as the generator cuts them: sizes differ by at most one.
+    rows, first = [], 0
+    for extra in longer:
+        rows.append(list(range(first, first + base + extra)))
+        first += base + extra
+    decoys = tile_with_decoys([row.copy() for row in rows])
+    assert sorted(element for decoy in decoys for element in decoy) == list(range(first))
+    left = [set(row) for row in rows]
+    for decoy in decoys:
+        # Larger than what is left of any block: the greedy takes it before the blocks.
+        assert len(decoy) >= 2 and len(decoy) > max(len(rest) for rest in left)
+        for rest in left:
+            rest -= set(decoy)
+    assert len(decoys) > len(rows) or base < 7  # more decoys than blocks, from 7 elements on
+
+
+@given(
+    universe=st.integers(PLANTED_ABOVE_UNIVERSE + 1, 120),
+    count=st.integers(1, 80),
+    factor=st.floats(0.01, 1.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_planted_instances_are_valid_for_any_config(
+    universe: int, count: int, factor: float, seed: int
+) -> None:
+    config = SetCoverConfig(
+        universe_size_min=universe,
+        universe_size_max=universe,
+        subsets_min=count,
+        subsets_max=count,
+        subset_size_factor=factor,
+        impossible_probability=0.5,
+    )
+    drawn = draw(np.random.default_rng(seed), config)
+    assert drawn.membership.shape == (count, universe)
+    assert drawn.membership.sum(axis=1).min() >= 1
+    uncovered = np.flatnonzero(~drawn.membership.any(axis=0)).tolist()
+    assert uncovered == ([] if drawn.missing is None else [drawn.missing])
+    if drawn.missing is None:  # the planted blocks cover the universe
+        assert solvers.lp_bound(drawn.membership) <= planted_cover_size(config, universe, count)
+
+
+@pytest.mark.parametrize("difficulty", [1.0, 2.0])
+def test_planted_references_are_proven_at_the_planted_size(difficulty: float) -> None:
+    for seed in range(4):
+        instance = TASK.generate(seed, difficulty=difficulty)
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal
+        universe, count = instance.universe_size, len(instance.subsets)
+        if reference.objective is not None:
+            config = TASK.config(difficulty=difficulty)
+            assert reference.objective <= planted_cover_size(config, universe, count)
+
+
+def greedy_share(difficulty: float, seeds: range) -> tuple[float, float, float]:
+    """Share of instances where the greedy is optimal, its mean clipped ratio, share proven."""
+    optimal = proven = 0
+    ratios = []
+    for seed in seeds:
+        instance = TASK.generate(seed, difficulty=difficulty)
+        reference = TASK.reference(instance)
+        verdict = TASK.verify(instance, TASK.greedy_solution(instance))
+        assert verdict.feasible
+        ratio = (
+            1.0
+            if reference.objective is None
+            else clip_ratio(TASK.ratio(verdict.objective, reference.objective))
+        )
+        optimal += ratio >= 1.0
+        proven += bool(reference.proven_optimal)
+        ratios.append(ratio)
+    return optimal / len(seeds), float(np.mean(ratios)), proven / len(seeds)
+
+
+@pytest.mark.slow
+def test_greedy_is_optimal_on_at_most_half_at_the_top_of_the_knob() -> None:
+    """docs/tiers.md: 40 seeds each; every reference proven; the greedy's share falls."""
+    benchmark, _, _ = greedy_share(0.8, range(40))
+    middle, _, middle_proven = greedy_share(1.2, range(40))
+    top, top_ratio, top_proven = greedy_share(2.0, range(40))
+    assert middle_proven == top_proven == 1.0
+    assert top <= 0.5 and top < middle <= benchmark, (benchmark, middle, top)
+    assert top_ratio < 0.9
