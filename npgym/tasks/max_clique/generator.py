@@ -1,36 +1,58 @@
 """MaxClique generator config, the published tiers, and the generator itself.
 
-Construction (NP-ENGINE): draw ``n`` and a clique size ``k``, make ``k`` random vertices
-pairwise adjacent, then add every other pair as an edge with probability ``density``. Random
-edges can form a clique larger than the planted one, so the reference is computed exactly, never
-taken from the construction.
+Revision 1 (NP-ENGINE, NP-Bench version 1): draw ``n`` and a clique size ``k``, make ``k`` random
+vertices pairwise adjacent, then add every other pair as an edge with probability ``density``.
+The clique's members then have k - 1 more neighbours on average than the other vertices, so a
+greedy that starts at a vertex of highest degree finds it: it was optimal on 89-98% of the
+instances of every tier.
 
-docs/tasks.md gives the sizes but not the densities. These densities make the planted clique the
-largest in most instances while random cliques of its size arise often. The easy tier draws 7-9
-vertices where the table says 4-8: graphs of 4-6 vertices are too few to fill a training set
-(docs/tiers.md).
+Revision 2 (the tiers today) hides the clique from degree-based choices, with two tools:
+
+- **Camouflage.** An edge between a member and a non-member is drawn with the probability that
+  gives members the same expected degree as everyone else (``_camouflage_probability``); pairs of
+  non-members keep ``density``. The degrees no longer point at the clique.
+- **A decoy** (``decoy_scale > 0``, for clique sizes ``k >= 3``): ``round(decoy_scale * (k - 1))``
+  non-members form a complete multipartite graph with ``k - 1`` parts (sizes as equal as
+  possible). Its largest clique has ``k - 1`` vertices, one per part, yet with parts of two its
+  vertices have up to ``2k - 4`` neighbours inside it, more than a member's ``k - 1``: the
+  greedy starts there and stops one short. Its edges to the other vertices stay random.
+
+Random edges can still form a clique as large as the planted one or larger (a clique of two or
+three in a small graph, or a decoy clique extended by a vertex adjacent to all of it), so the
+reference is computed exactly, never taken from the construction.
+
+docs/tasks.md gives the sizes but not the densities. The easy tier draws 7-9 vertices where the
+table says 4-8: graphs of 4-6 vertices are too few to fill a training set (docs/tiers.md). Each
+tier's structure (density, decoy scale) is fixed by its preset, not drawn per seed; the measured
+greedy figures per tier are in docs/tiers.md.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from npgym.config import GeneratorConfig
 from npgym.graphs import random_edges
 
 MAX_GENERATED_VERTICES = 1000
 
+REVISION_2_FIELDS = ("decoy_scale",)
+"""Config fields that only revision 2 reads; revision-1 dumps leave them out."""
+
 
 class MaxCliqueConfig(GeneratorConfig):
-    """How MaxClique instances are drawn: vertices, planted clique size and edge density.
+    """How MaxClique instances are drawn: vertices, planted clique size, edge density and
+    (revision 2) the size of the decoy.
 
     A clique size above the drawn ``n`` is lowered to ``n``.
     """
 
+    latest_revision: ClassVar[int] = 2
     growth: ClassVar[Mapping[str, float]] = {
         "n_min": 1.0,
         "n_max": 1.0,
@@ -46,15 +68,53 @@ class MaxCliqueConfig(GeneratorConfig):
     n_max: int = Field(ge=2, le=MAX_GENERATED_VERTICES)
     clique_min: int = Field(ge=1, le=MAX_GENERATED_VERTICES)
     clique_max: int = Field(ge=1, le=MAX_GENERATED_VERTICES)
-    density: float = Field(ge=0.0, le=1.0, description="probability of each non-planted edge")
+    density: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="probability of each non-planted edge (revision 2: between non-members)",
+    )
+    decoy_scale: float | None = Field(
+        None,
+        ge=0.0,
+        le=4.0,
+        description="revision 2: decoy vertices per planted-clique vertex but one (0: no decoy)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_first_revision(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The base class's rule (revision 1 left out of dumps), and revision 1 also leaves out
+        the fields only revision 2 reads, so NP-Bench version 1 rebuilds its bytes."""
+        data: dict[str, Any] = handler(self)
+        if data.get("revision") == 1:
+            del data["revision"]
+            for name in REVISION_2_FIELDS:
+                data.pop(name, None)
+        return data
+
+    @model_validator(mode="after")
+    def _revision_2_is_complete(self) -> MaxCliqueConfig:
+        missing = [name for name in REVISION_2_FIELDS if getattr(self, name) is None]
+        if self.revision >= 2 and missing:
+            raise ValueError(f"revision 2 needs {', '.join(missing)}")
+        return self
 
 
 TIERS: dict[str, MaxCliqueConfig] = {
-    "easy": MaxCliqueConfig(n_min=7, n_max=9, clique_min=2, clique_max=4, density=0.35),
-    "medium": MaxCliqueConfig(n_min=8, n_max=12, clique_min=2, clique_max=4, density=0.35),
-    "hard": MaxCliqueConfig(n_min=12, n_max=16, clique_min=2, clique_max=6, density=0.45),
-    "benchmark": MaxCliqueConfig(n_min=16, n_max=20, clique_min=4, clique_max=8, density=0.5),
+    "easy": MaxCliqueConfig(
+        n_min=7, n_max=9, clique_min=2, clique_max=4, density=0.35, revision=2, decoy_scale=0.0
+    ),
+    "medium": MaxCliqueConfig(
+        n_min=8, n_max=12, clique_min=2, clique_max=4, density=0.35, revision=2, decoy_scale=1.0
+    ),
+    "hard": MaxCliqueConfig(
+        n_min=12, n_max=16, clique_min=2, clique_max=6, density=0.45, revision=2, decoy_scale=1.5
+    ),
+    "benchmark": MaxCliqueConfig(
+        n_min=16, n_max=20, clique_min=4, clique_max=8, density=0.5, revision=2, decoy_scale=2.0
+    ),
 }
+"""Revision 2. Sizes and densities are revision 1's: NP-Bench version 1 is the benchmark preset
+drawn under revision 1."""
 
 
 def planted_graph(
@@ -82,11 +142,46 @@ def planted_graph(
 
 
 def build(rng: np.random.Generator, config: MaxCliqueConfig) -> dict[str, Any]:
-    """Draw a graph with a planted clique."""
-    return planted_graph(
-        rng,
-        (config.n_min, config.n_max),
-        (config.clique_min, config.clique_max),
-        config.density,
-        planted_edges=True,
-    )
+    """Draw a graph with a planted clique (by ``config.revision``)."""
+    if config.revision == 1:
+        return planted_graph(
+            rng,
+            (config.n_min, config.n_max),
+            (config.clique_min, config.clique_max),
+            config.density,
+            planted_edges=True,
+        )
+    return _build_revision_2(rng, config)
+
+
+def _camouflage_probability(n: int, size: int, density: float) -> float:
+    """Edge probability between a clique member and a non-member that gives members the expected
+    degree of a non-member, ``density * (n - 1)`` (clamped to [0, 1]: in a small sparse graph a
+    member already has more neighbours inside the clique)."""
+    others = n - size
+    if others == 0:
+        return 0.0
+    return min(max((density * (n - 1) - (size - 1)) / others, 0.0), 1.0)
+
+
+def _build_revision_2(rng: np.random.Generator, config: MaxCliqueConfig) -> dict[str, Any]:
+    """Revision 2: a planted clique whose members' degrees do not stand out, and a decoy."""
+    assert config.decoy_scale is not None  # the config's validator guarantees it
+    n = int(rng.integers(config.n_min, config.n_max + 1))
+    size = int(rng.integers(min(config.clique_min, n), min(config.clique_max, n) + 1))
+    order = rng.permutation(n)
+    members, others = order[:size], order[size:]
+    probability = np.full((n, n), config.density)
+    link = _camouflage_probability(n, size, config.density)
+    probability[np.ix_(members, others)] = link
+    probability[np.ix_(others, members)] = link
+    upper = np.triu(rng.random((n, n)) < probability, 1)
+    adjacency = upper | upper.T
+    adjacency[np.ix_(members, members)] = True
+    if size >= 3:
+        decoy = others[: min(math.floor(config.decoy_scale * (size - 1) + 0.5), others.size)]
+        part = np.arange(decoy.size) % (size - 1)
+        adjacency[np.ix_(decoy, decoy)] = part[:, None] != part[None, :]
+    np.fill_diagonal(adjacency, False)
+    first, second = np.nonzero(np.triu(adjacency, 1))
+    return {"n": n, "edges": tuple(zip(first.tolist(), second.tolist(), strict=True))}
