@@ -41,7 +41,7 @@ from npgym.graphs import random_edges
 
 MAX_GENERATED_VERTICES = 1000
 
-REVISION_2_FIELDS = ("decoy_scale",)
+REVISION_2_FIELDS = ("camouflage", "decoy_scale")
 """Config fields that only revision 2 reads; revision-1 dumps leave them out."""
 
 
@@ -73,6 +73,12 @@ class MaxCliqueConfig(GeneratorConfig):
         le=1.0,
         description="probability of each non-planted edge (revision 2: between non-members)",
     )
+    camouflage: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="revision 2: share of the members' degree excess removed (0: none, 1: all)",
+    )
     decoy_scale: float | None = Field(
         None,
         ge=0.0,
@@ -101,16 +107,44 @@ class MaxCliqueConfig(GeneratorConfig):
 
 TIERS: dict[str, MaxCliqueConfig] = {
     "easy": MaxCliqueConfig(
-        n_min=7, n_max=9, clique_min=2, clique_max=4, density=0.35, revision=2, decoy_scale=0.0
+        n_min=7,
+        n_max=9,
+        clique_min=2,
+        clique_max=4,
+        density=0.35,
+        revision=2,
+        camouflage=0.25,
+        decoy_scale=0.0,
     ),
     "medium": MaxCliqueConfig(
-        n_min=8, n_max=12, clique_min=2, clique_max=4, density=0.35, revision=2, decoy_scale=1.0
+        n_min=8,
+        n_max=12,
+        clique_min=2,
+        clique_max=4,
+        density=0.35,
+        revision=2,
+        camouflage=0.75,
+        decoy_scale=1.0,
     ),
     "hard": MaxCliqueConfig(
-        n_min=12, n_max=16, clique_min=2, clique_max=6, density=0.45, revision=2, decoy_scale=1.5
+        n_min=12,
+        n_max=16,
+        clique_min=2,
+        clique_max=6,
+        density=0.45,
+        revision=2,
+        camouflage=1.0,
+        decoy_scale=1.5,
     ),
     "benchmark": MaxCliqueConfig(
-        n_min=16, n_max=20, clique_min=4, clique_max=8, density=0.5, revision=2, decoy_scale=2.0
+        n_min=16,
+        n_max=20,
+        clique_min=4,
+        clique_max=8,
+        density=0.5,
+        revision=2,
+        camouflage=1.0,
+        decoy_scale=2.0,
     ),
 }
 """Revision 2. Sizes and densities are revision 1's: NP-Bench version 1 is the benchmark preset
@@ -154,25 +188,32 @@ def build(rng: np.random.Generator, config: MaxCliqueConfig) -> dict[str, Any]:
     return _build_revision_2(rng, config)
 
 
-def _camouflage_probability(n: int, size: int, density: float) -> float:
-    """Edge probability between a clique member and a non-member that gives members the expected
-    degree of a non-member, ``density * (n - 1)`` (clamped to [0, 1]: in a small sparse graph a
-    member already has more neighbours inside the clique)."""
-    others = n - size
-    if others == 0:
-        return 0.0
-    return min(max((density * (n - 1) - (size - 1)) / others, 0.0), 1.0)
+def _member_link_probability(n: int, size: int, density: float, camouflage: float) -> float:
+    """Edge probability between a clique member and a non-member.
+
+    At ``camouflage`` 0 it is ``density``, as in revision 1. At 1 it is the probability ``q`` at
+    which a member's expected degree, ``size - 1 + q (n - size)``, equals a non-member's,
+    ``density (n - size - 1) + q size``; where no ``q`` in [0, 1] does, the one nearest to it (in
+    a small graph the clique alone can give its members more neighbours than the others have),
+    and ``density`` where ``q`` makes no difference (``n = 2 size``). In between, the weighted
+    mean of the two.
+    """
+    excess = size - 1 - density * (n - size - 1)  # a member's lead at q = 0
+    slope = n - 2 * size  # how the lead grows with q
+    level = density if slope == 0 else min(max(-excess / slope, 0.0), 1.0)
+    return (1.0 - camouflage) * density + camouflage * level
 
 
 def _build_revision_2(rng: np.random.Generator, config: MaxCliqueConfig) -> dict[str, Any]:
     """Revision 2: a planted clique whose members' degrees do not stand out, and a decoy."""
-    assert config.decoy_scale is not None  # the config's validator guarantees it
+    # the config's validator guarantees both
+    assert config.camouflage is not None and config.decoy_scale is not None
     n = int(rng.integers(config.n_min, config.n_max + 1))
     size = int(rng.integers(min(config.clique_min, n), min(config.clique_max, n) + 1))
     order = rng.permutation(n)
     members, others = order[:size], order[size:]
     probability = np.full((n, n), config.density)
-    link = _camouflage_probability(n, size, config.density)
+    link = _member_link_probability(n, size, config.density, config.camouflage)
     probability[np.ix_(members, others)] = link
     probability[np.ix_(others, members)] = link
     upper = np.triu(rng.random((n, n)) < probability, 1)
