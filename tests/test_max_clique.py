@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
@@ -196,6 +196,125 @@ def test_generator_density_and_clamped_clique_size() -> None:
     tiny = TASK.generate(0, config={"n_min": 2, "n_max": 3, "clique_min": 5, "clique_max": 9})
     assert TASK.reference(tiny).objective == tiny.n
     assert len(tiny.edges) == tiny.n * (tiny.n - 1) // 2
+
+
+# --- revision 2: camouflaged clique and decoy ---------------------------------------------------
+
+
+def revision_2(n: int, k: int, density: float, camouflage: float, decoy: float) -> MaxCliqueConfig:
+    return MaxCliqueConfig(
+        n_min=n,
+        n_max=n,
+        clique_min=k,
+        clique_max=k,
+        density=density,
+        revision=2,
+        camouflage=camouflage,
+        decoy_scale=decoy,
+    )
+
+
+@pytest.mark.parametrize("k", [3, 4, 6])
+def test_decoy_has_a_largest_clique_one_short_and_traps_the_greedy(k: int) -> None:
+    """Without random edges a revision-2 graph is the planted K_k, the decoy (complete
+    (k-1)-partite, parts of two) and two isolated vertices: the edge count, the degrees and the
+    clique number are known exactly, and from k = 4 on the decoy's vertices have the highest
+    degree, so the greedy stops at k - 1."""
+    decoy = 2 * (k - 1)
+    instance = TASK.generate(k, config=revision_2(3 * k, k, 0.0, 1.0, 2.0))
+    assert len(instance.edges) == k * (k - 1) // 2 + decoy * (decoy - 2) // 2
+    assert sorted(instance.adjacency.sum(axis=1).tolist()) == sorted(
+        [0, 0] + [k - 1] * k + [2 * k - 4] * decoy
+    )
+    reference = TASK.reference(instance)
+    assert reference.proven_optimal and reference.objective == k
+    assert networkx_clique_number(instance.adjacency) == k
+    if k >= 4:
+        assert len(TASK.greedy_solution(instance)) == k - 1
+
+
+def test_camouflage_gives_clique_members_the_average_degree() -> None:
+    """A planted K10 in G(40, 0.5) is nearly always the maximum clique (chance cliques have 5-7
+    vertices; a vertex joined to all ten makes a K11 now and then, and such graphs are left out).
+    Revision 1 gives its members about (k - 1) / 2 = 4.5 neighbours more than the others;
+    revision 2 at camouflage 1 none, at camouflage 0 revision 1's excess."""
+    excess = {}
+    for camouflage in (0.0, 1.0):
+        member, other = [], []
+        for seed in range(30):
+            instance = TASK.generate(seed, config=revision_2(40, 10, 0.5, camouflage, 0.0))
+            reference = TASK.reference(instance)
+            assert reference.proven_optimal and reference.objective >= 10
+            if reference.objective > 10:
+                continue
+            degree = instance.adjacency.sum(axis=1)
+            inside = np.zeros(instance.n, np.bool_)
+            inside[reference.solution] = True
+            member.extend(degree[inside].tolist())
+            other.extend(degree[~inside].tolist())
+        assert len(member) >= 25 * 10
+        excess[camouflage] = np.mean(member) - np.mean(other)
+    assert abs(excess[1.0]) < 1.0 and excess[0.0] > 3.0, excess
+
+
+@settings(max_examples=60)
+@given(
+    n=st.integers(2, 10),
+    k=st.integers(1, 7),
+    density=st.floats(0.0, 1.0),
+    camouflage=st.floats(0.0, 1.0),
+    decoy=st.floats(0.0, 4.0),
+    seed=st.integers(0, 2**32),
+)
+def test_revision_2_reference_agrees_with_brute_force(
+    n: int, k: int, density: float, camouflage: float, decoy: float, seed: int
+) -> None:
+    instance = TASK.generate(seed, config=revision_2(n, k, density, camouflage, decoy))
+    assert TASK.from_json(instance.to_json()) == instance
+    reference = TASK.reference(instance)
+    optimum = brute_force_clique_number(instance.adjacency)
+    assert reference.proven_optimal and reference.objective == optimum >= min(k, n)
+
+
+@pytest.mark.parametrize("tier", ["easy", "medium"])
+def test_tier_references_agree_with_brute_force(tier: str) -> None:
+    for seed in range(15):
+        instance = TASK.generate(seed, tier=tier)
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal
+        assert reference.objective == brute_force_clique_number(instance.adjacency)
+
+
+@pytest.mark.parametrize("tier", ["hard", "benchmark"])
+def test_tier_references_agree_with_networkx(tier: str) -> None:
+    for seed in range(30):
+        instance = TASK.generate(seed, tier=tier)
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal
+        assert reference.objective == networkx_clique_number(instance.adjacency)
+
+
+def test_revision_2_fields_are_required_and_left_out_of_revision_1() -> None:
+    with pytest.raises(ValueError, match="revision 2 needs camouflage, decoy_scale"):
+        MaxCliqueConfig(n_min=8, n_max=8, clique_min=3, clique_max=3, density=0.5, revision=2)
+    assert {TASK.tiers[tier].revision for tier in npgym.TIERS} == {2}
+    first = TASK.generate(5, tier="benchmark", config={"revision": 1})
+    assert set(first.config) == {"n_min", "n_max", "clique_min", "clique_max", "density"}
+    assert TASK.generate(5, tier="benchmark").config["decoy_scale"] == 2.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("difficulty", "most"), [(1.2, 0.6), (2.0, 0.5)])
+def test_greedy_is_optimal_at_most_half_the_time_above_the_benchmark(
+    difficulty: float, most: float
+) -> None:
+    optimal = 0
+    for seed in range(40):
+        instance = TASK.generate(seed, difficulty=difficulty)
+        reference = TASK.reference(instance, time_limit=10.0)
+        assert reference.proven_optimal
+        optimal += len(TASK.greedy_solution(instance)) == reference.objective
+    assert optimal / 40 <= most
 
 
 def test_prompt_lists_every_vertex_and_its_neighbours() -> None:

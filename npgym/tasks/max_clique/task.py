@@ -28,7 +28,8 @@ class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
 
     Answer: a list of distinct vertex ids in any order, e.g. ``[0, 2, 5]``; the objective is its
     length. The empty list is a (trivial) clique of size 0: feasible, with ratio 0. Generator:
-    a planted clique plus random edges at the tier's density (see
+    a planted clique whose members' degrees do not stand out, a decoy with a clique one vertex
+    smaller, and random edges at the tier's density (see
     :mod:`npgym.tasks.max_clique.generator`). Reference: the best of multi-start greedy + local
     search, then branch and bound proves it optimal or finds the optimum (the planted clique is
     not the reference: random edges can form a larger one). The witness is sorted.
