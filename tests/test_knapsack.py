@@ -17,6 +17,7 @@ from npgym.heuristics import knapsack as solvers
 from npgym.task import generation_stream
 from npgym.tasks.knapsack import KnapsackInstance
 from npgym.tasks.knapsack.generator import (
+    REVISION_2_FIELDS,
     KnapsackConfig,
     PlantedKnapsack,
     correlated_ratio,
@@ -304,3 +305,22 @@ def test_bad_instances_are_rejected(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         KnapsackInstance(weights=weights, values=values, capacity=capacity)
+
+
+def test_revision_2_fields_stay_out_of_revision_1_dumps() -> None:
+    revision_1 = TASK.generate(0, tier="benchmark", config={"revision": 1}).config
+    revision_2 = TASK.generate(0, tier="benchmark").config
+    assert not set(REVISION_2_FIELDS) & set(revision_1) and "revision" not in revision_1
+    assert set(REVISION_2_FIELDS) <= set(revision_2) and revision_2["revision"] == 2
+
+
+def test_greedy_is_rarely_optimal_at_difficulty_two() -> None:
+    optimal = 0
+    for seed in range(20):
+        instance = TASK.generate(seed, difficulty=2.0)
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal
+        optimal += TASK.verify(instance, TASK.greedy_solution(instance)).objective == (
+            reference.objective
+        )
+    assert optimal <= 10, optimal
