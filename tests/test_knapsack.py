@@ -4,6 +4,7 @@ planted construction."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -15,7 +16,13 @@ from npgym.config import TIER_DIFFICULTY
 from npgym.heuristics import knapsack as solvers
 from npgym.task import generation_stream
 from npgym.tasks.knapsack import KnapsackInstance
-from npgym.tasks.knapsack.generator import plant
+from npgym.tasks.knapsack.generator import (
+    REVISION_2_FIELDS,
+    KnapsackConfig,
+    PlantedKnapsack,
+    correlated_ratio,
+    plant,
+)
 from npgym.tasks.knapsack.verifier import check_selection, check_selection_python
 
 TASK = npgym.get_task("Knapsack")
@@ -166,38 +173,104 @@ def test_exact_reference_is_deterministic() -> None:
         assert first == second
 
 
+def _draws(tier: str, revision: int, seeds: range = range(20)) -> tuple[KnapsackConfig, list]:
+    config = TASK.config(tier, overrides={"revision": revision})
+    stream = (generation_stream(seed, TIER_DIFFICULTY[tier]) for seed in seeds)
+    return config, [plant(np.random.default_rng(s), config) for s in stream]
+
+
+def _check_common(config: KnapsackConfig, drawn: PlantedKnapsack) -> np.ndarray:
+    """Counts, planted ratios and weights, and the capacity factor; the planted mask."""
+    n = drawn.weights.size
+    assert config.items_min <= n <= config.items_max
+    assert config.planted_min <= drawn.planted.size <= min(n, config.planted_max)
+    ratio = drawn.values / drawn.weights
+    slack = 0.5 / drawn.weights  # values are rounded to integers
+    planted = np.zeros(n, dtype=bool)
+    planted[drawn.planted] = True
+    assert (ratio[planted] >= config.ratio_min - slack[planted]).all()
+    assert (ratio[planted] <= config.ratio_max + slack[planted]).all()
+    fillers = ~planted
+    fillers[drawn.decoys] = False
+    assert (ratio[fillers] <= config.ratio_min * config.filler_ratio_max + slack[fillers]).all()
+    assert (drawn.weights[planted] >= config.weight_min).all()
+    assert not planted[drawn.decoys].any()
+    planted_weight = int(drawn.weights[planted].sum())
+    factor = drawn.capacity / planted_weight
+    assert config.capacity_factor_min - 1e-9 <= factor + 0.5 / planted_weight
+    assert factor - 0.5 / planted_weight <= config.capacity_factor_max + 1e-9
+    return planted
+
+
 @pytest.mark.parametrize("tier", npgym.TIERS)
-def test_generator_follows_the_planted_construction(tier: str) -> None:
-    config = TASK.tiers[tier]
-    for seed in range(20):
-        drawn = plant(np.random.default_rng(generation_stream(seed, TIER_DIFFICULTY[tier])), config)
-        n = drawn.weights.size
-        assert config.items_min <= n <= config.items_max
-        assert config.planted_min <= drawn.planted.size <= min(n, config.planted_max)
+def test_revision_1_follows_its_planted_construction(tier: str) -> None:
+    config, draws = _draws(tier, revision=1)
+    for drawn in draws:
+        planted = _check_common(config, drawn)
         ratio = drawn.values / drawn.weights
-        slack = 0.5 / drawn.weights  # values are rounded to integers
-        planted = np.zeros(n, dtype=bool)
-        planted[drawn.planted] = True
-        assert (ratio[planted] >= config.ratio_min - slack[planted]).all()
-        assert (ratio[planted] <= config.ratio_max + slack[planted]).all()
-        assert (
-            ratio[~planted] <= config.ratio_min * config.filler_ratio_max + slack[~planted]
-        ).all()
-        assert (drawn.weights[planted] >= config.weight_min).all()
+        slack = 0.5 / drawn.weights
+        others = ~planted
+        assert (ratio[others] <= config.ratio_min * config.filler_ratio_max + slack[others]).all()
         assert (drawn.weights[planted] <= config.weight_max).all()
-        assert not planted[drawn.decoys].any()
         assert (drawn.weights[drawn.decoys] >= config.weight_max).all()
         assert (drawn.weights[drawn.decoys] <= config.decoy_weight_factor * config.weight_max).all()
-        planted_weight = int(drawn.weights[planted].sum())
-        factor = drawn.capacity / planted_weight
-        assert config.capacity_factor_min - 1e-9 <= factor + 0.5 / planted_weight
-        assert factor - 0.5 / planted_weight <= config.capacity_factor_max + 1e-9
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_generator_follows_the_planted_construction(tier: str) -> None:
+    config, draws = _draws(tier, revision=2)
+    assert TASK.config(tier) == config
+    span = config.weight_max - config.weight_min
+    margin = (1 - config.ratio_width) / 2 * (config.ratio_max - config.ratio_min)
+    for seed, drawn in enumerate(draws):
+        planted = _check_common(config, drawn)
+        assert (drawn.weights <= config.weight_max).all() and (drawn.weights >= 1).all()
+        light = config.weight_min + math.floor(config.planted_weight_share * span + 0.5)
+        assert (drawn.weights[planted] <= light).all()
+        assert (
+            drawn.weights[drawn.decoys]
+            >= config.weight_max - math.floor(config.decoy_weight_share * span + 0.5)
+        ).all()
+        band = np.concatenate([drawn.planted, drawn.decoys])
+        ratio = drawn.values[band] / drawn.weights[band]
+        slack = 0.5 / drawn.weights[band]
+        assert (ratio >= config.ratio_min + margin - slack - 1e-9).all()
+        assert (ratio <= config.ratio_max - margin + slack + 1e-9).all()
         instance = TASK.generate(seed, tier=tier)
         assert instance.weights == tuple(drawn.weights.tolist())
         assert instance.values == tuple(drawn.values.tolist())
         assert instance.capacity == drawn.capacity
+        assert instance.config["revision"] == 2
         planted_value = int(drawn.values[planted].sum())
         assert TASK.reference(instance).objective >= planted_value
+
+
+def test_correlated_ratio_runs_from_the_top_of_the_band_to_its_bottom() -> None:
+    config = TASK.config("benchmark")
+    weights = np.array([config.weight_min, 100, config.weight_max], dtype=np.int64)
+    law = correlated_ratio(weights, 1.3, 1.5, config)
+    assert law[0] == pytest.approx(1.5) and law[-1] == pytest.approx(1.3)
+    value = weights * law  # strongly correlated: value = a * weight + c
+    assert value[1] - value[0] == pytest.approx((value[2] - value[0]) * 50 / 150)
+    flat = TASK.config("benchmark", overrides={"weight_min": 7, "weight_max": 7})
+    assert correlated_ratio(np.array([7]), 1.3, 1.5, flat).tolist() == [1.5]
+
+
+def test_benchmark_decoys_leave_the_greedy_an_unusable_gap() -> None:
+    """The trap: at the benchmark tier the greedy takes the light items and stops at a decoy,
+    and everything after it is too heavy for the gap, which the optimum fills."""
+    lost = []
+    for seed in range(30):
+        instance = TASK.generate(seed, tier="benchmark")
+        greedy = TASK.verify(instance, TASK.greedy_solution(instance)).objective
+        optimum = TASK.reference(instance).objective
+        gap = instance.capacity - sum(instance.weights[i] for i in TASK.greedy_solution(instance))
+        left = [
+            w for i, w in enumerate(instance.weights) if i not in TASK.greedy_solution(instance)
+        ]
+        assert gap < min(left)
+        lost.append(1 - greedy / optimum)
+    assert np.mean(lost) > 0.02, np.mean(lost)
 
 
 def test_planted_items_are_not_listed_first() -> None:
@@ -232,3 +305,22 @@ def test_bad_instances_are_rejected(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         KnapsackInstance(weights=weights, values=values, capacity=capacity)
+
+
+def test_revision_2_fields_stay_out_of_revision_1_dumps() -> None:
+    revision_1 = TASK.generate(0, tier="benchmark", config={"revision": 1}).config
+    revision_2 = TASK.generate(0, tier="benchmark").config
+    assert not set(REVISION_2_FIELDS) & set(revision_1) and "revision" not in revision_1
+    assert set(REVISION_2_FIELDS) <= set(revision_2) and revision_2["revision"] == 2
+
+
+def test_greedy_is_rarely_optimal_at_difficulty_two() -> None:
+    optimal = 0
+    for seed in range(20):
+        instance = TASK.generate(seed, difficulty=2.0)
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal
+        optimal += TASK.verify(instance, TASK.greedy_solution(instance)).objective == (
+            reference.objective
+        )
+    assert optimal <= 10, optimal

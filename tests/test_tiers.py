@@ -152,21 +152,69 @@ def test_tsp_metric_per_tier() -> None:
     assert benchmark.coordinates is None and off_diagonal.min() >= 10 and off_diagonal.max() <= 100
 
 
-def test_knapsack_weights_stay_in_range_but_decoys() -> None:
+def _knapsack_draws(tier: str, seeds: range, revision: int) -> list[Any]:
     from npgym.tasks.knapsack.generator import plant
 
+    config = npgym.get_task("Knapsack").config(tier, overrides={"revision": revision})
+    return [
+        plant(np.random.default_rng(generation_stream(seed, TIER_DIFFICULTY[tier])), config)
+        for seed in seeds
+    ]
+
+
+@pytest.mark.parametrize("tier", npgym.TIERS)
+def test_knapsack_weights_stay_in_the_published_range(tier: str) -> None:
+    config = npgym.get_task("Knapsack").config(tier)
+    assert config.revision == 2
+    decoys = 0
+    for drawn in _knapsack_draws(tier, range(30), revision=2):
+        assert drawn.weights.min() >= config.weight_min
+        assert drawn.weights.max() <= config.weight_max
+        decoys += drawn.decoys.size
+    assert decoys > 0
+
+
+def test_knapsack_revision_1_decoys_weigh_up_to_three_times_the_range() -> None:
     task = npgym.get_task("Knapsack")
     for tier in npgym.TIERS:
         config = task.config(tier)
         heaviest = 0
-        for seed in range(30):
-            stream = generation_stream(seed, TIER_DIFFICULTY[tier])
-            drawn = plant(np.random.default_rng(stream), config)
+        for drawn in _knapsack_draws(tier, range(30), revision=1):
             ordinary = np.setdiff1d(np.arange(len(drawn.weights)), drawn.decoys)
             assert drawn.weights[ordinary].min() >= config.weight_min
             assert drawn.weights[ordinary].max() <= config.weight_max
             heaviest = max(heaviest, int(drawn.weights[drawn.decoys].max(initial=0)))
-        assert config.weight_max < heaviest <= 3 * config.weight_max  # decoys: documented
+        assert config.weight_max < heaviest <= 3 * config.weight_max  # NP-Bench v1, documented
+
+
+KNAPSACK_SEEDS = range(200)
+"""Knapsack's exact references are table lookups of a few milliseconds: the strict trend runs
+over 200 seeds in the default suite."""
+
+
+def test_knapsack_is_strictly_harder_tier_by_tier() -> None:
+    """Greedy-optimal share and mean greedy ratio both fall tier by tier by a clear step, and
+    the reference's work (the dynamic programme's table, items x capacity) grows. Revision 1
+    fails this: its mean ratio rose from 0.993 (easy) to 0.997 (benchmark)."""
+    task = npgym.get_task("Knapsack")
+    profiles = [greedy_profile("Knapsack", tier, KNAPSACK_SEEDS) for tier in npgym.TIERS]
+    shares = [share for share, _ in profiles]
+    ratios = [ratio for _, ratio in profiles]
+    for easier, harder in itertools.pairwise(shares):
+        assert harder <= easier - 0.05, shares
+    for easier, harder in itertools.pairwise(ratios):
+        assert harder <= easier - 0.005, ratios
+    assert ratios[-1] <= 0.97, ratios
+    cells = [
+        np.mean(
+            [
+                len(instance.weights) * (instance.capacity + 1)
+                for instance in (task.generate(seed, tier=tier) for seed in KNAPSACK_SEEDS)
+            ]
+        )
+        for tier in npgym.TIERS
+    ]
+    assert cells == sorted(cells) and len(set(cells)) == 4, cells
 
 
 def test_meeting_scheduling_all_meetings_fit_less_often_tier_by_tier() -> None:
