@@ -6,7 +6,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
@@ -212,9 +212,9 @@ def test_bad_config_is_rejected() -> None:
 
 
 def tiny_covered(seed: int) -> MaxIndependentSetInstance:
-    """A certified instance small enough for brute force (4-14 vertices, 2-5 groups)."""
+    """A certified instance small enough for brute force (4-12 vertices, 2-5 groups)."""
     config = MaxIndependentSetConfig(
-        n_min=4, n_max=14, set_min=2, set_max=5, density=0.3, clique_cover=True
+        n_min=4, n_max=12, set_min=2, set_max=5, density=0.3, clique_cover=True
     )
     return TASK.generate(seed, config=config)
 
@@ -226,6 +226,7 @@ def forged(instance: MaxIndependentSetInstance, cover: object) -> MaxIndependent
     return MaxIndependentSetInstance.model_validate(data)
 
 
+@settings(max_examples=50)
 @given(seed=st.integers(0, 10**6))
 def test_planted_cover_proves_the_independence_number(seed: int) -> None:
     instance = tiny_covered(seed)
@@ -249,7 +250,7 @@ def test_broken_certificates_are_never_trusted() -> None:
     groups = [list(group) for group in instance.planted_cover]
     merged = [groups[0] + groups[1], *groups[2:]]  # two planted vertices, not adjacent
     missing = [groups[0][:1], *groups[1:]] if len(groups[0]) > 1 else [*groups[:-1]]
-    repeated = [[*groups[0], groups[1][0]], *groups[1:]]
+    repeated = [*groups, groups[0][:1]]  # its first vertex twice: k + 1 "independent" firsts
     outside = [[*groups[0], instance.n], *groups[1:]]
     empty = [[], *groups]
     for cover in (merged, missing, repeated, outside, empty):
