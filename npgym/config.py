@@ -9,7 +9,8 @@ published NP-ENGINE tiers. The difficulty knob in [0, :data:`MAX_DIFFICULTY`] pl
 - above 0.8 the instance grows geometrically: each field named in the config's ``growth`` map is
   the benchmark value times ``factor ** exponent``, where ``factor`` rises smoothly from 1 at 0.8
   to :data:`GROWTH_AT_MAX` (10) at :data:`MAX_DIFFICULTY` (2.0); every other field keeps its
-  benchmark value. So difficulty 2.0 draws instances ten times the benchmark size.
+  benchmark value, unless the config's ``grown_values`` sets it (a construction used above the
+  benchmark tier only). So difficulty 2.0 draws instances ten times the benchmark size.
 
 Integer fields are rounded, every value is clamped to its field's bounds, and non-numeric fields
 (a metric, a flag) and the generator ``revision`` come from the tier at or below the knob.
@@ -79,6 +80,10 @@ class GeneratorConfig(BaseModel):
     """Exponent per field for difficulties above the benchmark tier: the field is the benchmark
     value times ``growth_factor(difficulty) ** exponent`` (1: grows with the instance, 0.5: with
     its square root, -1: shrinks as it grows). Fields not named keep their benchmark value."""
+
+    grown_values: ClassVar[Mapping[str, Any]] = {}
+    """Field values set above the benchmark tier only (a construction switched on there), laid
+    over the grown config; the published tiers keep the fields' defaults."""
 
     @model_validator(mode="after")
     def _ranges_ordered(self) -> GeneratorConfig:
@@ -183,13 +188,15 @@ def interpolate(presets: Mapping[str, C], difficulty: float) -> C:
 
 
 def _grow(benchmark: C, factor: float) -> C:
-    """``benchmark`` with every field of its ``growth`` map scaled by ``factor ** exponent``."""
+    """``benchmark`` with every field of its ``growth`` map scaled by ``factor ** exponent`` and
+    its ``grown_values`` set."""
     config_type = type(benchmark)
     values = benchmark.model_dump()
     for name, exponent in config_type.growth.items():
         base = values[name]
         value = _rounded(base * factor**exponent, integral=isinstance(base, int))
         values[name] = _clamp(value, config_type.model_fields[name].metadata)
+    values.update(config_type.grown_values)
     return config_type.model_validate(values)
 
 

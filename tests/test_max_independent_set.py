@@ -6,13 +6,15 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
 from npgym.heuristics import cliques as solvers
 from npgym.tasks.max_independent_set import MaxIndependentSetConfig, MaxIndependentSetInstance
+from npgym.tasks.max_independent_set.task import cover_certificate
 from npgym.tasks.max_independent_set.verifier import check_vertex_set, check_vertex_set_python
+from npgym.variants import variant
 
 TASK = npgym.get_task("MaxIndependentSet")
 
@@ -204,3 +206,127 @@ def test_bad_config_is_rejected() -> None:
         TASK.config("hard", overrides={"set_min": 20, "set_max": 10})
     with pytest.raises(ValueError, match="n_max"):
         TASK.config("hard", overrides={"n_max": 10**6})
+
+
+# --- the planted clique cover above the benchmark tier --------------------------------------
+
+
+def tiny_covered(seed: int) -> MaxIndependentSetInstance:
+    """A certified instance small enough for brute force (4-12 vertices, 2-5 groups)."""
+    config = MaxIndependentSetConfig(
+        n_min=4, n_max=12, set_min=2, set_max=5, density=0.3, clique_cover=True
+    )
+    return TASK.generate(seed, config=config)
+
+
+def forged(instance: MaxIndependentSetInstance, cover: object) -> MaxIndependentSetInstance:
+    """``instance`` with another ``planted_cover``, read back through validation."""
+    data = instance.model_dump()
+    data["planted_cover"] = cover
+    return MaxIndependentSetInstance.model_validate(data)
+
+
+@settings(max_examples=50)
+@given(seed=st.integers(0, 10**6))
+def test_planted_cover_proves_the_independence_number(seed: int) -> None:
+    instance = tiny_covered(seed)
+    cover = instance.planted_cover
+    assert cover is not None
+    assert sorted(v for group in cover for v in group) == list(range(instance.n))
+    reference = TASK.reference(instance)
+    assert reference.method == "planted" and reference.proven_optimal and reference.gap == 0
+    assert reference.objective == len(cover)
+    assert brute_force_independence_number(instance.adjacency) == len(cover)
+    assert TASK.verify(instance, reference.solution).objective == len(cover)
+    assert TASK.reference(instance, exact=False) == reference
+
+
+def test_broken_certificates_are_never_trusted() -> None:
+    """Each forged cover claims fewer groups than the optimum, or is not a partition into
+    cliques: the reference ignores it and proves the optimum by search."""
+    instance = tiny_covered(7)
+    assert instance.planted_cover is not None and len(instance.planted_cover) >= 2
+    alpha = brute_force_independence_number(instance.adjacency)
+    groups = [list(group) for group in instance.planted_cover]
+    merged = [groups[0] + groups[1], *groups[2:]]  # two planted vertices, not adjacent
+    missing = [groups[0][:1], *groups[1:]] if len(groups[0]) > 1 else [*groups[:-1]]
+    repeated = [*groups, groups[0][:1]]  # its first vertex twice: k + 1 "independent" firsts
+    outside = [[*groups[0], instance.n], *groups[1:]]
+    empty = [[], *groups]
+    for cover in (merged, missing, repeated, outside, empty):
+        broken = forged(instance, cover)
+        assert cover_certificate(broken) is None, cover
+        reference = TASK.reference(broken)
+        assert reference.method == "exact" and reference.objective == alpha, cover
+    bare = forged(instance, None)
+    assert TASK.reference(bare).objective == alpha and TASK.reference(bare).method == "exact"
+
+
+def test_a_cover_whose_first_vertices_clash_bounds_but_does_not_prove() -> None:
+    """Valid cliques but first vertices not independent: the group count is still a bound, the
+    witness comes from the search."""
+    for seed in range(50):
+        instance = tiny_covered(seed)
+        assert instance.planted_cover is not None
+        groups = [list(group) for group in instance.planted_cover]
+        # Move to the front of a group a vertex adjacent to another group's first vertex.
+        swap = next(
+            (
+                (index, position)
+                for index, group in enumerate(groups)
+                for position in range(1, len(group))
+                if any(instance.adjacency[group[position], other[0]] for other in groups)
+            ),
+            None,
+        )
+        if swap is None:
+            continue
+        index, position = swap
+        group = groups[index]
+        group[0], group[position] = group[position], group[0]
+        shuffled = forged(instance, groups)
+        certificate = cover_certificate(shuffled)
+        assert certificate is not None and certificate.planted is None
+        assert certificate.bound == len(groups)
+        reference = TASK.reference(shuffled, exact=False)
+        assert reference.objective == len(groups) and reference.proven_optimal
+        return
+    pytest.fail("no instance with a vertex adjacent to another group's first vertex")
+
+
+def test_published_tiers_carry_no_cover_and_keep_their_json() -> None:
+    for tier in ("easy", "medium", "hard", "benchmark"):
+        instance = TASK.generate(1, tier=tier)
+        assert instance.planted_cover is None
+        assert "planted_cover" not in instance.to_json()
+        assert "clique_cover" not in instance.to_json()
+    assert "clique_cover" not in TASK.generate(1, difficulty=0.8).to_json()
+    grown = TASK.generate(1, difficulty=1.2)
+    assert grown.config is not None and grown.config["clique_cover"] is True
+    assert grown.planted_cover is not None
+    assert TASK.from_json(grown.to_json()) == grown
+    assert forged(grown, None).fingerprint() == grown.fingerprint()
+
+
+def test_a_relabelled_variant_keeps_the_certificate() -> None:
+    instance = TASK.generate(4, difficulty=1.2)
+    relabelled = variant(instance, 9)
+    reference = TASK.reference(relabelled.instance)
+    assert reference.method == "planted"
+    assert reference.objective == TASK.reference(instance).objective
+    back = relabelled.to_original(reference.solution)
+    assert TASK.verify(instance, back).objective == reference.objective
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("difficulty", [1.2, 2.0])
+def test_greedy_is_optimal_on_at_most_half_above_the_benchmark_tier(difficulty: float) -> None:
+    optimal = 0
+    for seed in range(20):
+        instance = TASK.generate(seed, difficulty=difficulty)
+        reference = TASK.reference(instance)
+        assert reference.method == "planted"
+        optimal += TASK.verify(instance, TASK.greedy_solution(instance)).objective == (
+            reference.objective
+        )
+    assert optimal <= 10

@@ -5,7 +5,8 @@ optimal solutions are exactly the images of the original's, and the map back. Tr
 per task (each provably keeps the set of optimal solutions, up to the relabelling):
 
 - graphs (MaxClique, MaxIndependentSet, GraphColoring, HamiltonianCycle, MinBisection): the
-  vertices are relabelled by a random permutation, so the adjacency lines come in a new order;
+  vertices are relabelled by a random permutation, so the adjacency lines come in a new order
+  (a planted colouring, cycle or clique cover is relabelled with them);
   MinBisection also scales every edge weight by a factor 1..3 (every cut scales by it);
 - TSP: cities relabelled; every distance scaled by a factor 1..3 and then a constant 0..20 added
   to every distance between two different cities (every tour has n edges, so every tour length
@@ -131,6 +132,10 @@ def _graph(instance: Any, rng: np.random.Generator) -> Variant:
         changes["planted_cycle"] = new_of_old[list(instance.planted_cycle)].tolist()
         if instance.separator is not None:  # the certificate of the planted cycle's length
             changes["separator"] = sorted(new_of_old[list(instance.separator)].tolist())
+    elif instance.task == "MaxIndependentSet" and instance.planted_cover is not None:
+        changes["planted_cover"] = [
+            new_of_old[list(group)].tolist() for group in instance.planted_cover
+        ]
     return Variant(_rebuild(instance, **changes), instance, back, transforms=("relabel vertices",))
 
 
