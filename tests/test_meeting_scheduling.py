@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import npgym
@@ -339,6 +339,51 @@ def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
         heuristic = TASK.solve(instance, exact=False, time_limit=30)
         assert TASK.verify(instance, heuristic.solution).objective == heuristic.objective
         assert heuristic.objective <= optimum
+
+
+@st.composite
+def off_grid_instances(draw: st.DrawFn) -> MeetingSchedulingInstance:
+    """Tiny instances with durations and availability in whole minutes, off the 30-minute grid:
+    the exact model's "at most one meeting per attendee at each grid instant" must still be
+    exactly the no-overlap rule, and its room-load rows only a relaxation."""
+    day_start, day_end = 480, 660
+    attendees = draw(st.integers(1, 3))
+    availability = []
+    for _ in range(attendees):
+        cuts = sorted(draw(st.sets(st.integers(day_start, day_end), min_size=2, max_size=4)))
+        availability.append([cuts[i : i + 2] for i in range(0, len(cuts) - 1, 2)])
+    meetings = [
+        {
+            "attendees": sorted(draw(st.sets(st.integers(0, attendees - 1), min_size=1))),
+            "duration": draw(st.integers(1, 100)),
+        }
+        for _ in range(draw(st.integers(1, 4)))
+    ]
+    rooms = draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
+    return MeetingSchedulingInstance(
+        meetings=meetings,
+        availability=availability,
+        rooms=rooms,
+        slot=30,
+        day_start=day_start,
+        day_end=day_end,
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=off_grid_instances())
+def test_exact_model_and_bounds_agree_with_brute_force(instance: MeetingSchedulingInstance) -> None:
+    """No hint, so CP-SAT always runs: proven at the optimum with a full budget; with almost no
+    budget its schedule is feasible and its bound (its own and the LP's) still above the optimum."""
+    problem = problem_of(instance)
+    optimum = brute_force(instance)
+    exact = solvers.cp_sat_schedule(problem, 30)
+    assert exact.proven_optimal and exact.objective == optimum == exact.bound
+    assert TASK.verify(instance, [list(entry) for entry in exact.witness]).objective == optimum
+    cut = solvers.cp_sat_schedule(problem, 1e-6)
+    assert cut.objective <= optimum <= cut.bound
+    assert TASK.verify(instance, [list(entry) for entry in cut.witness]).objective == cut.objective
+    assert optimum <= solvers.lp_bound(problem) <= problem.upper_bound()
 
 
 def test_cp_sat_proves_optima_the_greedy_misses() -> None:
