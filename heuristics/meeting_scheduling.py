@@ -12,10 +12,16 @@ meetings. Schedules are lists of ``(meeting, room, start)`` sorted by meeting.
 - :func:`lp_bound`: the time-indexed LP relaxation (each meeting at most once, no attendee in two
   meetings at a grid instant, no more meetings of size s or more at an instant than rooms that
   seat them): an upper bound far tighter than :meth:`Problem.upper_bound` on crowded instances.
-- :func:`cp_sat_schedule`: exact CP-SAT model, one start variable per meeting restricted to its
-  feasible grid starts, an optional interval per meeting (attendee no-overlap) and per
-  (meeting, room) (room no-overlap). One search worker, a fixed seed and a budget in CP-SAT's
-  deterministic time, so the witness and the proof are the same on every run and machine.
+- :func:`cp_sat_schedule`: exact CP-SAT model. Each meeting has a start variable over its
+  feasible grid starts and one literal per start (the time-indexed columns of the LP above);
+  attendees: at most one literal running at each grid instant, which is exactly no-overlap
+  because two overlapping meetings always share a grid instant (the later start); rooms: an
+  optional interval per (meeting, room) with no-overlap per room, plus the LP's room-load rows
+  as redundant constraints. Linearization level 2 puts these rows in CP-SAT's LP, so its bound
+  starts at the LP bound and its cuts close the rest: at difficulty 2.0 (about 90 meetings) the
+  proof takes about a second, where an interval-only model stopped at the budget 3-12% away.
+  One search worker, a fixed seed and a budget in CP-SAT's deterministic time, so the witness
+  and the proof are the same on every run and machine.
 """
 
 from __future__ import annotations

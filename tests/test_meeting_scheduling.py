@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import npgym
 from npgym.answer import AnswerFormatError
 from npgym.heuristics import meeting_scheduling as solvers
+from npgym.heuristics.budget import Deadline
 from npgym.tasks.meeting_scheduling import MeetingSchedulingConfig, MeetingSchedulingInstance
 from npgym.tasks.meeting_scheduling.verifier import (
     MEETING_OUT_OF_RANGE,
@@ -438,6 +439,17 @@ def test_time_limit_keeps_the_hint_and_reports_a_bound() -> None:
         (reference.bound - reference.objective) / reference.objective
     )
     assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+def test_expired_safety_net_keeps_the_hint_and_says_so() -> None:
+    """A wall-clock deadline that has already passed (before the LP and before CP-SAT) must not
+    raise, lose the hint or claim a proof: the result names the deadline, not the budget."""
+    problem = problem_of(TASK.generate(0, difficulty=2.0))
+    greedy = solvers.greedy_schedule(problem, effort=1.0)
+    result = solvers.cp_sat_schedule(problem, 60.0, hint=greedy, deadline=Deadline(0.0))
+    assert result.objective >= solvers.participations(problem, greedy)
+    assert result.bound >= result.objective
+    assert not result.proven_optimal and result.stopped == "deadline"
 
 
 @pytest.mark.parametrize("tier", npgym.TIERS)
