@@ -319,12 +319,12 @@ def cp_sat_schedule(
         chosen = model.new_bool_var(f"x{meeting}")
         present[meeting], start_of[meeting] = chosen, start
         at_start = []
-        for time in starts:
-            here = model.new_bool_var(f"y{meeting}_{time}")
-            starts_at[meeting, time] = here
+        for grid_start in starts:
+            here = model.new_bool_var(f"y{meeting}_{grid_start}")
+            starts_at[meeting, grid_start] = here
             at_start.append(here)
-            model.add(start == time).only_enforce_if(here)
-            for instant in _instants(problem, time, duration):
+            model.add(start == grid_start).only_enforce_if(here)
+            for instant in _instants(problem, grid_start, duration):
                 for person in problem.attendees[meeting]:
                     attending.setdefault((person, instant), []).append(here)
                 for threshold in thresholds:
@@ -356,8 +356,8 @@ def cp_sat_schedule(
     placed = {meeting: (room, start) for meeting, room, start in incumbent}
     for (meeting, room), here in in_room.items():
         model.add_hint(here, placed.get(meeting, (-1, 0))[0] == room)
-    for (meeting, time), here in starts_at.items():
-        model.add_hint(here, placed.get(meeting, (0, -1))[1] == time)
+    for (meeting, grid_start), here in starts_at.items():
+        model.add_hint(here, placed.get(meeting, (0, -1))[1] == grid_start)
     for meeting, chosen in present.items():
         model.add_hint(chosen, meeting in placed)
         if meeting in placed:
