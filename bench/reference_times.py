@@ -3,18 +3,21 @@
     python bench/reference_times.py                      # every task, 100 benchmark seeds
     python bench/reference_times.py --tasks TSP --n 20 --tier hard
     python bench/reference_times.py --scale 5 10 --n 3 --time-limit 20   # headroom sizes
+    python bench/reference_times.py --tasks MeetingScheduling --difficulties 1.2 2.0 --n 10
 
 For each task: time to generate an instance, to compute the heuristic reference, and to compute
 the exact reference (heuristic + proof); the share of exact references proven optimal; the mean
 gap of the heuristic to the exact objective; and the median and worst ``Reference.gap`` (the
 certified distance to the optimum, 0 when proven). ``--scale k`` multiplies the benchmark tier's
 size fields by k (capped at the generator's limits, which the table reports) to measure how the
-references hold up above the published tiers. Prints a markdown table.
+references hold up above the published tiers; ``--difficulties d ...`` draws at those difficulty
+knob values instead of the tier. Prints a markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 from typing import Any
@@ -67,9 +70,15 @@ def scaled_config(task_name: str, scale: float) -> tuple[dict[str, Any], str]:
 
 
 def measure(
-    task_name: str, tier: str, count: int, time_limit: float | None, scale: float | None = None
+    task_name: str,
+    tier: str,
+    count: int,
+    time_limit: float | None,
+    scale: float | None = None,
+    difficulty: float | None = None,
 ) -> dict[str, Any]:
-    """Timings and quality figures of one task over ``count`` seeds."""
+    """Timings and quality figures of one task over ``count`` seeds (at ``difficulty`` when given,
+    else at ``tier``)."""
     task = npgym.get_task(task_name)
     config, note = scaled_config(task_name, scale) if scale else (None, "")
     limit = time_limit or 60.0
@@ -78,7 +87,10 @@ def measure(
     deadline_hits = 0
     for seed in range(count):
         started = time.perf_counter()
-        instance = task.generate(seed, tier=tier, config=config)
+        if difficulty is None:
+            instance = task.generate(seed, tier=tier, config=config)
+        else:
+            instance = task.generate(seed, difficulty=difficulty, config=config)
         generation.append(time.perf_counter() - started)
         started = time.perf_counter()
         quick = task.solve(instance, exact=False, time_limit=limit)
@@ -115,6 +127,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--time-limit", type=float, default=None)
     parser.add_argument("--scale", type=float, nargs="*", default=None)
+    parser.add_argument("--difficulties", type=float, nargs="*", default=None)
     args = parser.parse_args()
     print(
         f"| task | scale | gen median ms | heuristic median ms | exact median ms | exact worst ms "
@@ -123,10 +136,13 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task_name in args.tasks:
-        for scale in args.scale or [None]:
-            row = measure(task_name, args.tier, args.n, args.time_limit, scale)
+        for scale, difficulty in itertools.product(
+            args.scale or [None], args.difficulties or [None]
+        ):
+            row = measure(task_name, args.tier, args.n, args.time_limit, scale, difficulty)
+            level = f"{scale or 1:g}x" + ("" if difficulty is None else f" d={difficulty:g}")
             print(
-                f"| {task_name} | {scale or 1:g}x | {row['gen_median_ms']:.2f} "
+                f"| {task_name} | {level} | {row['gen_median_ms']:.2f} "
                 f"| {row['heur_median_ms']:.2f} | {row['exact_median_ms']:.1f} "
                 f"| {row['exact_worst_ms']:.1f} | {row['exact_total_s']:.1f} | {row['proven']:.0%} "
                 f"| {row['heuristic_gap']:.2%} | {row['gap_median_unproven']:.2%} "

@@ -12,10 +12,16 @@ meetings. Schedules are lists of ``(meeting, room, start)`` sorted by meeting.
 - :func:`lp_bound`: the time-indexed LP relaxation (each meeting at most once, no attendee in two
   meetings at a grid instant, no more meetings of size s or more at an instant than rooms that
   seat them): an upper bound far tighter than :meth:`Problem.upper_bound` on crowded instances.
-- :func:`cp_sat_schedule`: exact CP-SAT model, one start variable per meeting restricted to its
-  feasible grid starts, an optional interval per meeting (attendee no-overlap) and per
-  (meeting, room) (room no-overlap). One search worker, a fixed seed and a budget in CP-SAT's
-  deterministic time, so the witness and the proof are the same on every run and machine.
+- :func:`cp_sat_schedule`: exact CP-SAT model. Each meeting has a start variable over its
+  feasible grid starts and one literal per start (the time-indexed columns of the LP above);
+  attendees: at most one literal running at each grid instant, which is exactly no-overlap
+  because two overlapping meetings always share a grid instant (the later start); rooms: an
+  optional interval per (meeting, room) with no-overlap per room, plus the LP's room-load rows
+  as redundant constraints. Linearization level 2 puts these rows in CP-SAT's LP, so its bound
+  starts at the LP bound and its cuts close the rest: at difficulty 2.0 (about 90 meetings) the
+  proof takes about a second, where an interval-only model stopped at the budget 3-12% away.
+  One search worker, a fixed seed and a budget in CP-SAT's deterministic time, so the witness
+  and the proof are the same on every run and machine.
 """
 
 from __future__ import annotations
@@ -198,6 +204,14 @@ def greedy_schedule(problem: Problem, effort: float = 60.0) -> Schedule:
     return best
 
 
+def _instants(problem: Problem, start: int, duration: int) -> range:
+    """The grid instants a meeting at ``start`` runs through. Two meetings overlap exactly when
+    they share one (the later start is itself a grid instant inside the earlier meeting), so
+    "at most one at each instant" is the whole no-overlap condition."""
+    first = problem.day_start + -(-(start - problem.day_start) // problem.slot) * problem.slot
+    return range(first, start + duration, problem.slot)
+
+
 def lp_bound(problem: Problem, deadline: Deadline | None = None) -> int:
     """Upper bound from the time-indexed LP relaxation (see the module docstring), rounded down;
     :meth:`Problem.upper_bound` when the LP cannot be solved before ``deadline``.
@@ -218,7 +232,6 @@ def lp_bound(problem: Problem, deadline: Deadline | None = None) -> int:
     ]
     if not columns:
         return 0
-    instants = range(problem.day_start, problem.day_end, problem.slot)
     rows: dict[tuple[object, ...], int] = {}
     limits: list[float] = []
     entries_row: list[int] = []
@@ -236,13 +249,12 @@ def lp_bound(problem: Problem, deadline: Deadline | None = None) -> int:
     for column, (meeting, start) in enumerate(columns):
         size = problem.sizes[meeting]
         add(("meeting", meeting), 1.0, column)
-        for instant in instants:
-            if start <= instant < start + problem.durations[meeting]:
-                for person in problem.attendees[meeting]:
-                    add(("person", person, instant), 1.0, column)
-                for threshold in thresholds:
-                    if threshold <= size:
-                        add(("rooms", threshold, instant), rooms_seating[threshold], column)
+        for instant in _instants(problem, start, problem.durations[meeting]):
+            for person in problem.attendees[meeting]:
+                add(("person", person, instant), 1.0, column)
+            for threshold in thresholds:
+                if threshold <= size:
+                    add(("rooms", threshold, instant), rooms_seating[threshold], column)
     matrix = csr_matrix(
         (np.ones(len(entries_row)), (entries_row, entries_column)),
         shape=(len(limits), len(columns)),
@@ -293,9 +305,12 @@ def cp_sat_schedule(
     model = cp_model.CpModel()
     present: dict[int, cp_model.IntVar] = {}
     start_of: dict[int, cp_model.IntVar] = {}
+    starts_at: dict[tuple[int, int], cp_model.IntVar] = {}
     in_room: dict[tuple[int, int], cp_model.IntVar] = {}
     room_intervals: list[list[cp_model.IntervalVar]] = [[] for _ in problem.capacities]
-    person_intervals: list[list[cp_model.IntervalVar]] = [[] for _ in problem.availability]
+    attending: dict[tuple[int, int], list[cp_model.IntVar]] = {}  # (person, instant)
+    seated: dict[tuple[int, int], list[cp_model.IntVar]] = {}  # (size threshold, instant)
+    thresholds = sorted(set(sizes))
     for meeting, (starts, rooms) in enumerate(zip(problem.starts, problem.rooms, strict=True)):
         if not starts or not rooms:
             continue
@@ -303,6 +318,19 @@ def cp_sat_schedule(
         start = model.new_int_var_from_domain(cp_model.Domain.from_values(starts), f"s{meeting}")
         chosen = model.new_bool_var(f"x{meeting}")
         present[meeting], start_of[meeting] = chosen, start
+        at_start = []
+        for grid_start in starts:
+            here = model.new_bool_var(f"y{meeting}_{grid_start}")
+            starts_at[meeting, grid_start] = here
+            at_start.append(here)
+            model.add(start == grid_start).only_enforce_if(here)
+            for instant in _instants(problem, grid_start, duration):
+                for person in problem.attendees[meeting]:
+                    attending.setdefault((person, instant), []).append(here)
+                for threshold in thresholds:
+                    if threshold <= sizes[meeting]:
+                        seated.setdefault((threshold, instant), []).append(here)
+        model.add(sum(at_start) == chosen)
         placements = []
         for room in rooms:
             here = model.new_bool_var(f"x{meeting}_{room}")
@@ -314,18 +342,22 @@ def cp_sat_schedule(
                 )
             )
         model.add(sum(placements) == chosen)
-        interval = model.new_optional_fixed_size_interval_var(
-            start, duration, chosen, f"i{meeting}"
-        )
-        for person in problem.attendees[meeting]:
-            person_intervals[person].append(interval)
-    for intervals in (*room_intervals, *person_intervals):
+    seating = {s: sum(c >= s for c in problem.capacities) for s in thresholds}
+    for literals in attending.values():
+        if len(literals) > 1:
+            model.add_at_most_one(literals)
+    for (threshold, _), literals in seated.items():
+        if len(literals) > seating[threshold]:
+            model.add(sum(literals) <= seating[threshold])
+    for intervals in room_intervals:
         if len(intervals) > 1:
             model.add_no_overlap(intervals)
     model.maximize(sum(sizes[meeting] * chosen for meeting, chosen in present.items()))
     placed = {meeting: (room, start) for meeting, room, start in incumbent}
     for (meeting, room), here in in_room.items():
         model.add_hint(here, placed.get(meeting, (-1, 0))[0] == room)
+    for (meeting, grid_start), here in starts_at.items():
+        model.add_hint(here, placed.get(meeting, (0, -1))[1] == grid_start)
     for meeting, chosen in present.items():
         model.add_hint(chosen, meeting in placed)
         if meeting in placed:
@@ -334,6 +366,7 @@ def cp_sat_schedule(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 1  # CP-SAT's default, pinned
+    solver.parameters.linearization_level = 2  # the time-indexed rows and cuts in the LP
     solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
     solver.parameters.max_time_in_seconds = deadline.remaining()
     status = solver.solve(model)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import npgym
 from npgym.answer import AnswerFormatError
 from npgym.heuristics import meeting_scheduling as solvers
+from npgym.heuristics.budget import Deadline
 from npgym.tasks.meeting_scheduling import MeetingSchedulingConfig, MeetingSchedulingInstance
 from npgym.tasks.meeting_scheduling.verifier import (
     MEETING_OUT_OF_RANGE,
@@ -341,6 +342,51 @@ def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
         assert heuristic.objective <= optimum
 
 
+@st.composite
+def off_grid_instances(draw: st.DrawFn) -> MeetingSchedulingInstance:
+    """Tiny instances with durations and availability in whole minutes, off the 30-minute grid:
+    the exact model's "at most one meeting per attendee at each grid instant" must still be
+    exactly the no-overlap rule, and its room-load rows only a relaxation."""
+    day_start, day_end = 480, 660
+    attendees = draw(st.integers(1, 3))
+    availability = []
+    for _ in range(attendees):
+        cuts = sorted(draw(st.sets(st.integers(day_start, day_end), min_size=2, max_size=4)))
+        availability.append([cuts[i : i + 2] for i in range(0, len(cuts) - 1, 2)])
+    meetings = [
+        {
+            "attendees": sorted(draw(st.sets(st.integers(0, attendees - 1), min_size=1))),
+            "duration": draw(st.integers(1, 100)),
+        }
+        for _ in range(draw(st.integers(1, 4)))
+    ]
+    rooms = draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
+    return MeetingSchedulingInstance(
+        meetings=meetings,
+        availability=availability,
+        rooms=rooms,
+        slot=30,
+        day_start=day_start,
+        day_end=day_end,
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=off_grid_instances())
+def test_exact_model_and_bounds_agree_with_brute_force(instance: MeetingSchedulingInstance) -> None:
+    """No hint, so CP-SAT always runs: proven at the optimum with a full budget; with almost no
+    budget its schedule is feasible and its bound (its own and the LP's) still above the optimum."""
+    problem = problem_of(instance)
+    optimum = brute_force(instance)
+    exact = solvers.cp_sat_schedule(problem, 30)
+    assert exact.proven_optimal and exact.objective == optimum == exact.bound
+    assert TASK.verify(instance, [list(entry) for entry in exact.witness]).objective == optimum
+    cut = solvers.cp_sat_schedule(problem, 1e-6)
+    assert cut.objective <= optimum <= cut.bound
+    assert TASK.verify(instance, [list(entry) for entry in cut.witness]).objective == cut.objective
+    assert optimum <= solvers.lp_bound(problem) <= problem.upper_bound()
+
+
 def test_cp_sat_proves_optima_the_greedy_misses() -> None:
     """On instances where the greedy falls short, CP-SAT (not the trivial bound) does the work,
     gives the same witness twice, and no schedulable-alone bound shortcut hides a wrong answer."""
@@ -393,6 +439,17 @@ def test_time_limit_keeps_the_hint_and_reports_a_bound() -> None:
         (reference.bound - reference.objective) / reference.objective
     )
     assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+def test_expired_safety_net_keeps_the_hint_and_says_so() -> None:
+    """A wall-clock deadline that has already passed (before the LP and before CP-SAT) must not
+    raise, lose the hint or claim a proof: the result names the deadline, not the budget."""
+    problem = problem_of(TASK.generate(0, difficulty=2.0))
+    greedy = solvers.greedy_schedule(problem, effort=1.0)
+    result = solvers.cp_sat_schedule(problem, 60.0, hint=greedy, deadline=Deadline(0.0))
+    assert result.objective >= solvers.participations(problem, greedy)
+    assert result.bound >= result.objective
+    assert not result.proven_optimal and result.stopped == "deadline"
 
 
 @pytest.mark.parametrize("tier", npgym.TIERS)

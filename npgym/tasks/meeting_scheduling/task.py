@@ -37,8 +37,9 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
     unavailable attendees, rooms too small, and overlaps in a room or for an attendee.
 
     Reference: the best of a few greedy orders with a swap search; then, unless that already
-    meets the bound "every individually schedulable meeting", an exact CP-SAT model (interval
-    no-overlap per room and per attendee) proves the optimum with one deterministic worker.
+    meets the bound "every individually schedulable meeting" or the time-indexed LP bound, an
+    exact CP-SAT model (time-indexed starts, at most one meeting per attendee at each grid instant,
+    interval no-overlap per room) proves the optimum with one deterministic worker.
     Generator: see :mod:`npgym.tasks.meeting_scheduling.generator`.
     """
 
@@ -167,7 +168,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
         return Reference.from_result(
             result,
             [list(entry) for entry in result.witness],
-            "greedy+swap, then CP-SAT (interval no-overlap)",
+            "greedy+swap, then CP-SAT (time-indexed, room no-overlap)",
         )
 
 
