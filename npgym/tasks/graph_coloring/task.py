@@ -98,9 +98,7 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
             instance.adjacency,
             time_limit,
             incumbent=None if planted is None else np.array(planted, dtype=np.int64),
+            certificate=instance.planted_clique,
         )
-        return Reference.from_result(
-            result,
-            result.witness.tolist(),
-            "max-clique bound + DSatur/Tabucol + DSatur branch and bound",
-        )
+        solver = result.solver or "max-clique bound + DSatur/Tabucol + DSatur branch and bound"
+        return Reference.from_result(result, result.witness.tolist(), solver)
