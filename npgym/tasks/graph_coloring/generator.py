@@ -79,7 +79,16 @@ TIERS: dict[str, GraphColoringConfig] = {
 
 
 def build(rng: np.random.Generator, config: GraphColoringConfig) -> dict[str, Any]:
-    """Plant a balanced k-colouring, then add the edges between classes."""
+    """Plant a balanced k-colouring, then add the edges between classes (and, beyond the
+    benchmark sizes, a clique certificate)."""
+    return draw(rng, config, certify=plants_certificate(config))
+
+
+def draw(
+    rng: np.random.Generator, config: GraphColoringConfig, *, certify: bool
+) -> dict[str, Any]:
+    """The instance fields :func:`build` draws, with the clique certificate planted exactly when
+    ``certify`` is set (tests plant it in tiny graphs, where brute force can check it)."""
     n = int(rng.integers(config.n_min, config.n_max + 1))
     k = min(int(rng.integers(config.colours_min, config.colours_max + 1)), n)
     classes = np.empty(n, np.int64)
@@ -91,7 +100,7 @@ def build(rng: np.random.Generator, config: GraphColoringConfig) -> dict[str, An
         edges = _edges_between_classes(rng, n, config.density, classes)
     labels: dict[int, int] = {}
     planted = tuple(labels.setdefault(int(colour), len(labels)) for colour in classes)
-    if not plants_certificate(config):
+    if not certify:
         return {"n": n, "edges": tuple(edges), "planted_colouring": planted}
     clique = _clique_across_classes(rng, classes, k)
     edges = _plant_clique(rng, n, edges, clique)
