@@ -84,9 +84,7 @@ def build(rng: np.random.Generator, config: GraphColoringConfig) -> dict[str, An
     return draw(rng, config, certify=plants_certificate(config))
 
 
-def draw(
-    rng: np.random.Generator, config: GraphColoringConfig, *, certify: bool
-) -> dict[str, Any]:
+def draw(rng: np.random.Generator, config: GraphColoringConfig, *, certify: bool) -> dict[str, Any]:
     """The instance fields :func:`build` draws, with the clique certificate planted exactly when
     ``certify`` is set (tests plant it in tiny graphs, where brute force can check it)."""
     n = int(rng.integers(config.n_min, config.n_max + 1))
