@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
@@ -331,10 +331,8 @@ def test_generator_bipartite_check_agrees_with_networkx(n: int, pairs: list) -> 
 
 # --- the clique certificate above the benchmark tier ---------------------------------------------
 
-TINY = GraphColoringConfig(n_min=4, n_max=8, colours_min=2, colours_max=5, density=0.5)
 
-
-def certified_instance(seed: int, config: GraphColoringConfig = TINY) -> GraphColoringInstance:
+def certified_instance(seed: int, config: GraphColoringConfig) -> GraphColoringInstance:
     """An instance drawn with the clique certificate planted, whatever the config's size."""
     data = generator.draw(np.random.default_rng(seed), config, certify=True)
     return GraphColoringInstance(**data)
@@ -359,15 +357,29 @@ def test_certificate_is_planted_only_above_the_benchmark_tier() -> None:
         )
 
 
-def test_certified_tiny_instances_need_exactly_the_planted_colours() -> None:
-    for seed in range(40):
-        instance = certified_instance(seed)
-        planted = len(set(instance.planted_colouring))
-        assert brute_force_chromatic(instance.adjacency) == planted == len(instance.planted_clique)
-        reference = TASK.reference(instance)
-        assert reference.proven_optimal and reference.objective == planted
-        assert reference.solver == solvers.CERTIFIED_SOLVER
-        assert TASK.verify(instance, reference.solution).objective == planted
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(3, 7),
+    colours=st.integers(1, 6),
+    density=st.floats(0.0, 1.0),
+)
+def test_certified_tiny_instances_need_exactly_the_planted_colours(
+    seed: int, n: int, colours: int, density: float
+) -> None:
+    config = GraphColoringConfig(
+        n_min=n, n_max=n, colours_min=colours, colours_max=colours, density=density
+    )
+    instance = certified_instance(seed, config)
+    planted = np.array(instance.planted_colouring)
+    k = len(set(planted.tolist()))
+    clique = list(instance.planted_clique)
+    assert sorted(planted[clique].tolist()) == list(range(k))  # one vertex per colour class
+    assert brute_force_chromatic(instance.adjacency) == k == min(colours, n)
+    reference = TASK.reference(instance)
+    assert reference.proven_optimal and reference.objective == k
+    assert reference.solver == solvers.CERTIFIED_SOLVER
+    assert TASK.verify(instance, reference.solution).objective == k
 
 
 def test_certified_references_at_difficulty_2_are_proven_at_once() -> None:
