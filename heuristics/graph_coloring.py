@@ -10,12 +10,15 @@
   fixes the colours of its vertices (symmetry breaking); DSatur + Tabucol give the upper bound; if
   they differ, an exact DSatur branch and bound closes the gap within a node budget. The search
   runs in chunks between which the wall-clock safety net is checked, so its result never depends
-  on machine load.
+  on machine load. A clique certificate given in advance (a planted one) counts only after
+  :func:`is_clique` confirms it; with an incumbent of that many colours it is the proof at once.
 
 Colourings are int64 arrays of colours ``0..k-1`` indexed by vertex.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -29,6 +32,8 @@ CLIQUE_NODE_LIMIT = 1_000_000
 """Branch-and-bound nodes for the clique bound: a fixed budget keeps the bound deterministic."""
 SEARCH_CHUNK_NODES = 200_000
 """Colouring branch-and-bound nodes between two looks at the wall-clock safety net."""
+CERTIFIED_SOLVER = "checked clique certificate + planted colouring"
+"""How :func:`exact_colouring` names a proof that a confirmed clique certificate gave at once."""
 WORK_PER_SECOND = 200_000_000
 """Colouring branch-and-bound work per nominal second of effort, in nodes times vertices (a node
 scans every vertex for the most saturated one): 5 million nodes a second at 40 vertices."""
@@ -65,6 +70,27 @@ def is_proper(adjacency: np.ndarray, colours: np.ndarray) -> bool:
     """True when no edge joins two vertices of the same colour."""
     first, second = np.nonzero(np.triu(adjacency, 1))
     return bool(np.all(colours[first] != colours[second]))
+
+
+def first_non_edge(adjacency: np.ndarray, vertices: Sequence[int]) -> tuple[int, int] | None:
+    """The first pair of ``vertices`` (distinct ids, in list order) that is not an edge, or None
+    when they form a clique."""
+    members = np.asarray(vertices, dtype=np.int64)
+    block = adjacency[np.ix_(members, members)] | np.eye(members.size, dtype=np.bool_)
+    first, second = np.nonzero(~block)
+    if first.size == 0:
+        return None
+    return int(members[first[0]]), int(members[second[0]])
+
+
+def is_clique(adjacency: np.ndarray, vertices: Sequence[int]) -> bool:
+    """True when ``vertices`` are distinct vertex ids of the graph, pairwise adjacent: the check
+    a clique certificate must pass before its size is trusted as a colouring lower bound."""
+    n = adjacency.shape[0]
+    ids = [int(vertex) for vertex in vertices]
+    if len(set(ids)) != len(ids) or not all(0 <= vertex < n for vertex in ids):
+        return False
+    return first_non_edge(adjacency, ids) is None
 
 
 # --- upper bounds -------------------------------------------------------------------------------
@@ -443,18 +469,33 @@ def exact_colouring(
     tabucol_iterations: int = TABUCOL_ITERATIONS,
     clique_node_limit: int = CLIQUE_NODE_LIMIT,
     deadline: Deadline | None = None,
+    certificate: Sequence[int] | None = None,
 ) -> SolverResult[np.ndarray]:
     """The chromatic number and a canonical optimal colouring, proven within ``effort`` nominal
     seconds of nodes (:data:`WORK_PER_SECOND`); otherwise the best found and the clique bound.
 
-    ``incumbent`` (any proper colouring, e.g. a planted one) is kept when nothing beats it.
-    Smaller ``tabucol_iterations`` or ``clique_node_limit`` weaken the bounds (tests use 0 to
-    make the branch and bound do all the work); the result stays exact. ``work`` counts nodes.
+    ``incumbent`` (a proper colouring, e.g. a planted one; ignored if it is not proper) is kept
+    when nothing beats it. ``certificate`` is a clique known in advance (a planted one): only if
+    :func:`is_clique` confirms it does its size count as a lower bound, and an incumbent with that
+    many colours is then optimal at once, with no search. Smaller ``tabucol_iterations`` or
+    ``clique_node_limit`` weaken the bounds (tests use 0 to make the branch and bound do all the
+    work); the result stays exact. ``work`` counts nodes.
     """
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     n = adjacency.shape[0]
     deadline = deadline or Deadline.for_effort(effort)
+    if incumbent is not None and (incumbent.shape != (n,) or not is_proper(adjacency, incumbent)):
+        incumbent = None
+    known = sorted(int(v) for v in certificate) if certificate is not None else []
+    if not is_clique(adjacency, known):
+        known = []
+    if incumbent is not None and known and colour_count(incumbent) <= len(known):
+        count = len(known)
+        witness = np.array(canonical_colouring(incumbent), dtype=np.int64)
+        return SolverResult(witness, count, count, solver=CERTIFIED_SOLVER)
     clique, _ = max_clique(adjacency, clique_node_limit)
+    if len(known) > len(clique):
+        clique = known
     lower = max(len(clique), 1 if n else 0)
     colours, count = heuristic_colouring(adjacency, lower, tabucol_iterations)
     if incumbent is not None and colour_count(incumbent) < count:

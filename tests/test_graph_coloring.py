@@ -6,14 +6,15 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
 import npgym
 from npgym.heuristics import graph_coloring as solvers
-from npgym.tasks.graph_coloring import GraphColoringConfig, GraphColoringInstance
+from npgym.tasks.graph_coloring import GraphColoringConfig, GraphColoringInstance, generator
 from npgym.tasks.graph_coloring.verifier import check_colouring, check_colouring_python
+from npgym.variants import variant
 
 TASK = npgym.get_task("GraphColoring")
 
@@ -326,3 +327,144 @@ def test_generator_bipartite_check_agrees_with_networkx(n: int, pairs: list) -> 
     graph.add_nodes_from(range(n))
     graph.add_edges_from(edges)
     assert _bipartite(n, edges) == nx.is_bipartite(graph)
+
+
+# --- the clique certificate above the benchmark tier ---------------------------------------------
+
+
+def certified_instance(seed: int, config: GraphColoringConfig) -> GraphColoringInstance:
+    """An instance drawn with the clique certificate planted, whatever the config's size."""
+    data = generator.draw(np.random.default_rng(seed), config, certify=True)
+    return GraphColoringInstance(**data)
+
+
+def test_certificate_is_planted_only_above_the_benchmark_tier() -> None:
+    for tier in npgym.TIERS:
+        assert not generator.plants_certificate(TASK.tiers[tier])
+        instance = TASK.generate(0, tier=tier)
+        assert instance.planted_clique is None
+        assert "planted_clique" not in instance.to_json()
+    for difficulty in (0.81, 1.2, 2.0):
+        instance = TASK.generate(1, difficulty=difficulty)
+        clique, planted = instance.planted_clique, np.array(instance.planted_colouring)
+        assert clique is not None and len(clique) == len(set(planted.tolist()))
+        assert sorted(planted[list(clique)].tolist()) == list(range(len(clique)))  # one per class
+        assert solvers.is_clique(instance.adjacency, clique)
+        assert TASK.from_json(instance.to_json()) == instance
+        assert (
+            instance.fingerprint()
+            == instance.model_copy(update={"planted_clique": None}).fingerprint()
+        )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(3, 7),
+    colours=st.integers(1, 6),
+    density=st.floats(0.0, 1.0),
+)
+def test_certified_tiny_instances_need_exactly_the_planted_colours(
+    seed: int, n: int, colours: int, density: float
+) -> None:
+    config = GraphColoringConfig(
+        n_min=n, n_max=n, colours_min=colours, colours_max=colours, density=density
+    )
+    instance = certified_instance(seed, config)
+    planted = np.array(instance.planted_colouring)
+    k = len(set(planted.tolist()))
+    clique = list(instance.planted_clique)
+    assert sorted(planted[clique].tolist()) == list(range(k))  # one vertex per colour class
+    assert brute_force_chromatic(instance.adjacency) == k == min(colours, n)
+    reference = TASK.reference(instance)
+    assert reference.proven_optimal and reference.objective == k
+    assert reference.solver == solvers.CERTIFIED_SOLVER
+    assert TASK.verify(instance, reference.solution).objective == k
+
+
+def test_certified_references_at_difficulty_2_are_proven_at_once() -> None:
+    for seed in range(3):
+        instance = TASK.generate(seed, difficulty=2.0)
+        reference = TASK.reference(instance, time_limit=0.0)  # no time for any search
+        assert reference.proven_optimal and reference.gap == 0.0
+        assert reference.objective == len(instance.planted_clique)
+        assert reference.solver == solvers.CERTIFIED_SOLVER
+        greedy = TASK.verify(instance, TASK.greedy_solution(instance))
+        assert greedy.objective > reference.objective
+
+
+def test_clique_vertices_do_not_stand_out_by_degree() -> None:
+    """Each clique vertex gives back the edges the clique added, so its degree rank among all
+    vertices stays near the middle (without that it averages about 0.8 at difficulty 2.0)."""
+    ranks = []
+    for seed in range(5):
+        instance = TASK.generate(seed, difficulty=2.0)
+        degree = instance.adjacency.sum(axis=1)
+        rank = np.argsort(np.argsort(degree, kind="stable"), kind="stable") / (instance.n - 1)
+        ranks.extend(rank[list(instance.planted_clique)].tolist())
+    assert 0.35 < float(np.mean(ranks)) < 0.65
+
+
+def test_forged_certificates_are_rejected() -> None:
+    path = {"n": 3, "edges": [[0, 1], [1, 2]], "planted_colouring": [0, 1, 2]}
+    for forged, message in [
+        ([0, 1, 2], "holds 0 and 2, not adjacent"),
+        ([0, 0], "distinct vertices"),
+        ([0, 3], "distinct vertices"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            GraphColoringInstance(**path, planted_clique=forged)
+    # the solver checks it too: trusting [0, 1, 2] would "prove" 3 colours for a 2-colourable path
+    adjacency = adjacency_of(3, [(0, 1), (1, 2)])
+    incumbent = np.array([0, 1, 2], dtype=np.int64)
+    for forged in ([0, 1, 2], [0, 0, 1], [1, 5, 2], [-1, 0, 1]):
+        result = solvers.exact_colouring(adjacency, incumbent=incumbent, certificate=forged)
+        assert (result.objective, result.bound, result.solver) == (2, 2, "")
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 7),
+    certificate=st.lists(st.integers(-1, 7), max_size=7),
+)
+def test_exact_colouring_is_exact_whatever_the_certificate(
+    seed: int, n: int, certificate: list[int]
+) -> None:
+    """Genuine, forged or malformed, a certificate never changes the chromatic number found;
+    an improper incumbent is ignored too."""
+    rng = np.random.default_rng(seed)
+    adjacency = random_adjacency(rng, n)
+    incumbent = rng.integers(0, n, size=n).astype(np.int64)
+    result = solvers.exact_colouring(
+        adjacency, incumbent=incumbent, certificate=certificate, tabucol_iterations=0
+    )
+    assert result.proven_optimal
+    assert result.objective == brute_force_chromatic(adjacency)
+    assert solvers.is_proper(adjacency, result.witness)
+
+
+def test_variants_relabel_the_certificate() -> None:
+    instance = TASK.generate(2, difficulty=1.2)
+    reference = TASK.reference(instance)
+    for variant_seed in range(3):
+        transformed = variant(instance, variant_seed)
+        relabelled = transformed.instance
+        assert relabelled.planted_clique is not None
+        assert solvers.is_clique(relabelled.adjacency, relabelled.planted_clique)
+        again = TASK.reference(relabelled)
+        assert again.solver == solvers.CERTIFIED_SOLVER
+        assert (again.objective, again.proven_optimal) == (reference.objective, True)
+
+
+@pytest.mark.slow
+def test_greedy_is_optimal_on_at_most_half_at_difficulty_2() -> None:
+    """The issue's headroom target: every reference proven (gap 0), greedy optimal <= 50%."""
+    optimal = 0
+    for seed in range(20):
+        instance = TASK.generate(seed, difficulty=2.0)
+        reference = TASK.reference(instance)
+        assert reference.proven_optimal and reference.gap == 0.0
+        optimal += TASK.verify(instance, TASK.greedy_solution(instance)).objective == (
+            reference.objective
+        )
+    assert optimal <= 10

@@ -123,6 +123,8 @@ def _graph(instance: Any, rng: np.random.Generator) -> Variant:
         if instance.planted_colouring is not None:
             planted = np.asarray(instance.planted_colouring)[old_of_new]
             changes["planted_colouring"] = planted.tolist()
+        if instance.planted_clique is not None:
+            changes["planted_clique"] = sorted(new_of_old[list(instance.planted_clique)].tolist())
 
         def back(solution: Any) -> Any:  # the colour of each vertex, in vertex order
             colours = np.asarray(solution, dtype=np.int64)

@@ -18,6 +18,18 @@ bytes.
 Densities (see docs/tiers.md): at easy, 0.2 with the bipartite redraws and, at medium, 0.44 make
 the share of pairs that are edges the published ~0.2 and ~0.35; hard and benchmark keep 0.5
 (~0.44 of pairs: the published ~0.5 would change NP-Bench).
+
+Above the benchmark tier (a config whose ``n_max`` exceeds the benchmark preset's 40: difficulty
+above about 0.81, or an override that large) the generator also plants a quiet *certificate*: a
+k-clique with one random vertex in each colour class. Its pairs all join two classes, so the
+planted colouring stays proper; the clique needs k colours and the planted colouring uses k, so
+the chromatic number is exactly k, proven by construction, where a maximum-clique bound would be
+far below k (a random k-partite graph's largest clique is about ``2 log2 n``). Each clique vertex
+then loses as many random edges to non-clique vertices as the clique added to it, so its degree
+keeps the distribution it had (the clique does not stand out to a degree-ordered greedy). The
+clique is stored as the instance's ``planted_clique`` (metadata: not in the prompt or the
+fingerprint); the reference checks it before trusting it. The published tiers never plant it,
+so they and NP-Bench keep their bytes.
 """
 
 from __future__ import annotations
@@ -67,7 +79,14 @@ TIERS: dict[str, GraphColoringConfig] = {
 
 
 def build(rng: np.random.Generator, config: GraphColoringConfig) -> dict[str, Any]:
-    """Plant a balanced k-colouring, then add the edges between classes."""
+    """Plant a balanced k-colouring, then add the edges between classes (and, beyond the
+    benchmark sizes, a clique certificate)."""
+    return draw(rng, config, certify=plants_certificate(config))
+
+
+def draw(rng: np.random.Generator, config: GraphColoringConfig, *, certify: bool) -> dict[str, Any]:
+    """The instance fields :func:`build` draws, with the clique certificate planted exactly when
+    ``certify`` is set (tests plant it in tiny graphs, where brute force can check it)."""
     n = int(rng.integers(config.n_min, config.n_max + 1))
     k = min(int(rng.integers(config.colours_min, config.colours_max + 1)), n)
     classes = np.empty(n, np.int64)
@@ -79,14 +98,66 @@ def build(rng: np.random.Generator, config: GraphColoringConfig) -> dict[str, An
         edges = _edges_between_classes(rng, n, config.density, classes)
     labels: dict[int, int] = {}
     planted = tuple(labels.setdefault(int(colour), len(labels)) for colour in classes)
-    return {"n": n, "edges": tuple(edges), "planted_colouring": planted}
+    if not certify:
+        return {"n": n, "edges": tuple(edges), "planted_colouring": planted}
+    clique = _clique_across_classes(rng, classes, k)
+    edges = _plant_clique(rng, n, edges, clique)
+    return {
+        "n": n,
+        "edges": tuple(edges),
+        "planted_colouring": planted,
+        "planted_clique": tuple(clique),
+    }
+
+
+def plants_certificate(config: GraphColoringConfig) -> bool:
+    """Whether ``config`` draws beyond the benchmark preset's sizes, where the generator plants
+    a clique certificate (never at a published tier, so NP-Bench keeps its bytes)."""
+    return config.n_max > TIERS["benchmark"].n_max
+
+
+def _clique_across_classes(rng: np.random.Generator, classes: np.ndarray, k: int) -> list[int]:
+    """One uniformly random vertex of each of the k colour classes, sorted."""
+    picks = []
+    for colour in range(k):
+        members = np.flatnonzero(classes == colour)
+        picks.append(int(members[rng.integers(members.size)]))
+    return sorted(picks)
+
+
+def _plant_clique(
+    rng: np.random.Generator, n: int, edges: list[tuple[int, int]], clique: list[int]
+) -> list[tuple[int, int]]:
+    """``edges`` with every pair of ``clique`` joined; each clique vertex then drops as many
+    random edges to non-clique vertices as it gained, so its degree does not stand out."""
+    adjacency = np.zeros((n, n), np.bool_)
+    if edges:
+        pairs = np.array(edges, np.int64)
+        adjacency[pairs[:, 0], pairs[:, 1]] = adjacency[pairs[:, 1], pairs[:, 0]] = True
+    members = np.array(clique, np.int64)
+    inside = np.zeros(n, np.bool_)
+    inside[members] = True
+    gained = (~adjacency[np.ix_(members, members)]).sum(axis=1) - 1  # the diagonal is no gain
+    adjacency[np.ix_(members, members)] = True
+    adjacency[members, members] = False
+    for vertex, count in zip(clique, gained.tolist(), strict=True):
+        outside = np.flatnonzero(adjacency[vertex] & ~inside)
+        dropped = rng.choice(outside, size=min(count, outside.size), replace=False)
+        adjacency[vertex, dropped] = adjacency[dropped, vertex] = False
+    first, second = np.nonzero(np.triu(adjacency, 1))
+    return list(zip(first.tolist(), second.tolist(), strict=True))
 
 
 def _edges_between_classes(
     rng: np.random.Generator, n: int, density: float, classes: np.ndarray
 ) -> list[tuple[int, int]]:
     """Random pairs at ``density``, kept only across two planted colour classes."""
-    return [(u, v) for u, v in random_edges(rng, n, density) if classes[u] != classes[v]]
+    drawn = random_edges(rng, n, density)
+    if not drawn:
+        return []
+    pairs = np.array(drawn, np.int64)
+    first, second = pairs[classes[pairs[:, 0]] != classes[pairs[:, 1]]].T
+    return list(zip(first.tolist(), second.tolist(), strict=True))
 
 
 def _bipartite(n: int, edges: list[tuple[int, int]]) -> bool:

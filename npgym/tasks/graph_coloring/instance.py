@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 import numpy as np
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from npgym.graphs import GraphInstance
+from npgym.heuristics.graph_coloring import first_non_edge
 from npgym.heuristics.jit import njit
 from npgym.instance import Int
 
@@ -19,12 +20,19 @@ class GraphColoringInstance(GraphInstance):
     around, colours relabelled by first appearance. It is an upper bound on the chromatic number
     and a warm start for the solvers, not the reference: random edges may leave room for fewer
     colours. It never appears in the prompt.
+
+    ``planted_clique`` (optional, only above the benchmark tier) is a clique the generator
+    planted as a certificate: its size is a lower bound on the chromatic number, which a planted
+    colouring of that many colours proves exact. It is checked here (distinct vertices, pairwise
+    adjacent) and again by the reference, and left out of the JSON when absent, so instances
+    without it keep their bytes. Neither field is in the prompt or the fingerprint.
     """
 
     task: Literal["GraphColoring"] = "GraphColoring"
     planted_colouring: tuple[Int, ...] | None = None
+    planted_clique: tuple[Int, ...] | None = Field(None, exclude_if=lambda value: value is None)
 
-    meta_fields: ClassVar[tuple[str, ...]] = ("planted_colouring",)
+    meta_fields: ClassVar[tuple[str, ...]] = ("planted_colouring", "planted_clique")
 
     @model_validator(mode="after")
     def _planted_is_proper(self) -> GraphColoringInstance:
@@ -43,6 +51,18 @@ class GraphColoringInstance(GraphInstance):
             raise ValueError(
                 f"planted_colouring gives adjacent vertices {u} and {v} the same colour"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _planted_clique_is_a_clique(self) -> GraphColoringInstance:
+        clique = self.planted_clique
+        if clique is None:
+            return self
+        if len(set(clique)) != len(clique) or not all(0 <= v < self.n for v in clique):
+            raise ValueError(f"planted_clique must list distinct vertices in 0..{self.n - 1}")
+        missing = first_non_edge(self.adjacency, clique)
+        if missing is not None:
+            raise ValueError(f"planted_clique holds {missing[0]} and {missing[1]}, not adjacent")
         return self
 
 
