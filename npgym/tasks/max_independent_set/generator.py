@@ -68,7 +68,7 @@ class MaxIndependentSetConfig(GeneratorConfig):
 
 TIERS: dict[str, MaxIndependentSetConfig] = {
     "easy": MaxIndependentSetConfig(n_min=12, n_max=20, set_min=4, set_max=8, density=0.4),
-    "medium": MaxIndependentSetConfig(n_min=20, n_max=30, set_min=8, set_max=12, density=0.25),
+    "medium": MaxIndependentSetConfig(n_min=20, n_max=30, set_min=8, set_max=12, density=0.4),
     "hard": MaxIndependentSetConfig(n_min=30, n_max=40, set_min=12, set_max=16, density=0.25),
     "benchmark": MaxIndependentSetConfig(n_min=40, n_max=50, set_min=16, set_max=20, density=0.2),
 }
