@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 import npgym
-from npgym.reward import clip_ratio
+from npgym.testing import greedy_ratio
 
 
 def greedy_stats(
@@ -54,13 +54,7 @@ def greedy_stats(
         proven += bool(reference.proven_optimal)
         if not reference.proven_optimal and reference.gap is not None:
             open_gaps.append(reference.gap)
-        verdict = task.verify(instance, task.greedy_solution(instance))
-        if reference.objective is None:  # SetCover without a cover: greedy says Impossible
-            ratio = 1.0 if verdict.feasible else 0.0
-        elif not verdict.feasible:
-            ratio = 0.0
-        else:
-            ratio = clip_ratio(task.ratio(verdict.objective, reference.objective))
+        ratio = greedy_ratio(task, instance, reference)
         optimal += ratio >= 1.0
         ratios.append(ratio)
     count = len(ratios)

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import math
 from time import monotonic
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ortools.sat.python.cp_model import CpSolver
 
 SAFETY_FACTOR = 10.0
 """The wall-clock safety net fires at this multiple of the nominal effort: far beyond what the
@@ -52,6 +56,20 @@ class Deadline:
         if self.expired():
             return 0.001
         return max(min(self._at - monotonic(), 1e9), 0.001)
+
+
+def cp_sat_solver(deterministic_seconds: float, deadline: Deadline) -> CpSolver:
+    """A CP-SAT solver whose result depends only on the model and the budget: one worker, a
+    pinned seed, ``deterministic_seconds`` of CP-SAT's deterministic time (at least a
+    millisecond); the wall clock only as the safety net ``deadline``."""
+    from ortools.sat.python import cp_model  # loaded where a model is solved, not on import
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 1  # CP-SAT's default, pinned
+    solver.parameters.max_deterministic_time = max(deterministic_seconds, 0.001)
+    solver.parameters.max_time_in_seconds = deadline.remaining()
+    return solver
 
 
 def work_units(effort: float, per_second: float, minimum: int = 1) -> int:

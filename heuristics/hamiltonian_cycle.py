@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, cp_sat_solver
 from npgym.heuristics.jit import njit
 from npgym.heuristics.result import SolverResult
 
@@ -273,11 +273,7 @@ def _solve_block(
     visited = size - sum(skip)
     model.add(visited >= at_least)
     model.maximize(visited)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 1  # CP-SAT's default, pinned
-    solver.parameters.max_deterministic_time = max(allowance, 0.001)
-    solver.parameters.max_time_in_seconds = deadline.remaining()
+    solver = cp_sat_solver(allowance, deadline)
     status = solver.solve(model)
     used = float(solver.deterministic_time)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline
+from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, cp_sat_solver
 from npgym.heuristics.jit import njit
 from npgym.heuristics.result import SolverResult
 
@@ -119,11 +119,7 @@ def exact_knapsack(
     best = np.empty(0, np.int64) if incumbent is None else np.asarray(incumbent, dtype=np.int64)
     for item in best.tolist():
         model.add_hint(take[item], True)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 1
-    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
-    solver.parameters.max_time_in_seconds = deadline.remaining()
+    solver = cp_sat_solver(effort * CP_SAT_DETERMINISTIC_PER_SECOND, deadline)
     status = solver.solve(model)
     work = int(solver.deterministic_time * 1000)
     name = "CP-SAT"

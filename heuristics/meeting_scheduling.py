@@ -32,7 +32,12 @@ from functools import cached_property
 
 import numpy as np
 
-from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, work_units
+from npgym.heuristics.budget import (
+    CP_SAT_DETERMINISTIC_PER_SECOND,
+    Deadline,
+    cp_sat_solver,
+    work_units,
+)
 from npgym.heuristics.result import SolverResult
 
 PLACEMENTS_PER_SECOND = 50_000
@@ -363,12 +368,8 @@ def cp_sat_schedule(
         if meeting in placed:
             model.add_hint(start_of[meeting], placed[meeting][1])
 
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 1  # CP-SAT's default, pinned
+    solver = cp_sat_solver(effort * CP_SAT_DETERMINISTIC_PER_SECOND, deadline)
     solver.parameters.linearization_level = 2  # the time-indexed rows and cuts in the LP
-    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
-    solver.parameters.max_time_in_seconds = deadline.remaining()
     status = solver.solve(model)
     work = int(solver.deterministic_time * 1000)
     if status == cp_model.OPTIMAL:

@@ -20,7 +20,12 @@ import math
 
 import numpy as np
 
-from npgym.heuristics.budget import CP_SAT_DETERMINISTIC_PER_SECOND, Deadline, work_units
+from npgym.heuristics.budget import (
+    CP_SAT_DETERMINISTIC_PER_SECOND,
+    Deadline,
+    cp_sat_solver,
+    work_units,
+)
 from npgym.heuristics.result import SolverResult
 
 NODES_PER_SECOND = 50
@@ -155,11 +160,7 @@ def _cp_sat_cover(
     hinted = set(best.tolist())
     for j, variable in enumerate(chosen):
         model.add_hint(variable, j in hinted)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 1
-    solver.parameters.max_deterministic_time = max(effort * CP_SAT_DETERMINISTIC_PER_SECOND, 0.001)
-    solver.parameters.max_time_in_seconds = deadline.remaining()
+    solver = cp_sat_solver(effort * CP_SAT_DETERMINISTIC_PER_SECOND, deadline)
     status = solver.solve(model)
     work = int(solver.deterministic_time * 1000)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -65,6 +65,15 @@ class GeneratorConfig(BaseModel):
     """The config fields each revision introduced (revision -> names), which only it reads: the
     dump of an earlier revision's config leaves them out, so its instances keep their bytes."""
 
+    growth: ClassVar[Mapping[str, float]] = {}
+    """Exponent per field for difficulties above the benchmark tier: the field is the benchmark
+    value times ``growth_factor(difficulty) ** exponent`` (1: grows with the instance, 0.5: with
+    its square root, -1: shrinks as it grows). Fields not named keep their benchmark value."""
+
+    grown_values: ClassVar[Mapping[str, Any]] = {}
+    """Field values set above the benchmark tier only (a construction switched on there), laid
+    over the grown config; the published tiers keep the fields' defaults."""
+
     @model_serializer(mode="wrap")
     def _omit_later_revisions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
@@ -75,15 +84,6 @@ class GeneratorConfig(BaseModel):
         if data.get("revision") == 1:
             del data["revision"]
         return data
-
-    growth: ClassVar[Mapping[str, float]] = {}
-    """Exponent per field for difficulties above the benchmark tier: the field is the benchmark
-    value times ``growth_factor(difficulty) ** exponent`` (1: grows with the instance, 0.5: with
-    its square root, -1: shrinks as it grows). Fields not named keep their benchmark value."""
-
-    grown_values: ClassVar[Mapping[str, Any]] = {}
-    """Field values set above the benchmark tier only (a construction switched on there), laid
-    over the grown config; the published tiers keep the fields' defaults."""
 
     @model_validator(mode="after")
     def _ranges_ordered(self) -> GeneratorConfig:

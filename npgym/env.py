@@ -11,10 +11,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
 from npgym.registry import get_task
 from npgym.render import DRAWERS
 from npgym.reward import RewardConfig, resolve_reward
+from npgym.task import Task
 
 MAX_TEXT_CHARS = 1 << 20
 """Longest prompt or completion the text spaces declare (``step`` scores longer text too)."""
@@ -34,6 +36,15 @@ def check_reference_time_limit(seconds: float | None) -> float | None:
             f"reference_time_limit must be a positive finite number of seconds, got {seconds!r}"
         )
     return float(seconds)
+
+
+def given_instance(task: Task[Any, Any], options: dict[str, Any] | None) -> Instance | None:
+    """The instance that ``reset(options={"instance": ...})`` asks an env to play, or None;
+    a ``TypeError`` when it is not one of the task's."""
+    given = (options or {}).get("instance")
+    if given is not None and not isinstance(given, task.instance_type):
+        raise TypeError(f"options['instance'] must be a {task.name} instance")
+    return given
 
 
 class NPGymEnv(gym.Env[str, str]):
@@ -102,12 +113,8 @@ class NPGymEnv(gym.Env[str, str]):
     ) -> tuple[str, dict[str, Any]]:
         """Start an episode on a new instance; ``options={"instance": inst}`` plays a given one."""
         super().reset(seed=seed)
-        given = (options or {}).get("instance")
-        if given is not None:
-            if not isinstance(given, self.task.instance_type):
-                raise TypeError(f"options['instance'] must be a {self.task.name} instance")
-            instance = given
-        else:
+        instance = given_instance(self.task, options)
+        if instance is None:
             instance_seed = seed if seed is not None else int(self.np_random.integers(2**63))
             instance = self.task.generate(instance_seed, self.tier, self.difficulty, self.overrides)
         reference = self.task.reference(

@@ -15,8 +15,6 @@ FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 """A float field that rejects NaN, infinities and numeric strings (JSON integers are fine)."""
 
 T = TypeVar("T")
-MISSING: Any = object()
-"""What :meth:`Instance.cached_or_missing` returns for a key not computed yet."""
 
 META_FIELDS = ("task", "tier", "seed", "difficulty", "config", "source")
 """Fields that describe how an instance was made rather than the problem itself."""
@@ -63,20 +61,16 @@ class Instance(BaseModel):
         data = self.model_dump_json(exclude={*META_FIELDS, *self.meta_fields} - {"task"})
         return hashlib.sha256(data.encode()).hexdigest()
 
-    def cached(self, key: str, compute: Callable[[], T]) -> T:
-        """Return ``compute()``, computed once per instance and kept under ``key``."""
+    def cached(self, key: str, compute: Callable[..., T], *args: Any) -> T:
+        """Return ``compute(*args)``, computed once per instance and kept under ``key`` (pass
+        arguments rather than a closure where the call is hot: a lookup then builds nothing)."""
         private = cast(dict[str, Any], self.__pydantic_private__)  # always set on a model
         cache = private["_cache"]  # direct: pydantic's __getattr__ is slow
         try:
             return cache[key]
         except KeyError:
-            value = cache[key] = compute()
+            value = cache[key] = compute(*args)
             return value
-
-    def cached_or_missing(self, key: str) -> Any:
-        """The value kept under ``key``, or :data:`MISSING`: a lookup that builds no closure,
-        for the scorer's per-completion path."""
-        return self.__pydantic_private__["_cache"].get(key, MISSING)  # type: ignore[index]
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.__dict__ == other.__dict__

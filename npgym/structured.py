@@ -36,6 +36,7 @@ import numpy as np
 from gymnasium import spaces
 from pydantic import BaseModel
 
+from npgym.env import given_instance
 from npgym.instance import Instance
 from npgym.reward import RewardConfig
 from npgym.task import Task
@@ -116,9 +117,10 @@ class Episode(ABC):
         """Size of the Discrete action space."""
 
     @classmethod
-    @abstractmethod
     def sizes_of(cls, instance: Instance) -> dict[str, int]:
-        """The instance's own sizes, compared with the limits (a bigger one is refused)."""
+        """The instance's own sizes, compared with the limits (a bigger one is refused):
+        ``{"n": instance.n}`` by default, like :meth:`limits_for`."""
+        return {"n": instance.n}  # type: ignore[attr-defined]
 
     @abstractmethod
     def observation(self) -> dict[str, np.ndarray]:
@@ -219,11 +221,8 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """A new instance (``options={"instance": inst}`` plays a given one), nothing built."""
         super().reset(seed=seed)
-        given = (options or {}).get("instance")
-        if given is not None:
-            if not isinstance(given, self.task.instance_type):
-                raise TypeError(f"options['instance'] must be a {self.task.name} instance")
-            instance = given
+        instance = given_instance(self.task, options)
+        if instance is not None:
             too_big = {
                 key: (size, self.limits[key])
                 for key, size in self.episode_class.sizes_of(instance).items()

@@ -24,7 +24,7 @@ from npgym.answer import (
     render_value,
 )
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
-from npgym.instance import MISSING, Instance
+from npgym.instance import Instance
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import (
     RewardConfig,
@@ -215,10 +215,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
     def baseline(self, instance: InstanceT) -> Objective | None:
         """The objective of :meth:`baseline_solution` (``None`` without one), memoised."""
-        known = instance.cached_or_missing("baseline")
-        if known is not MISSING:
-            return known
-        return instance.cached("baseline", lambda: self._baseline_objective(instance))
+        return instance.cached("baseline", self._baseline_objective, instance)
 
     def _baseline_objective(self, instance: InstanceT) -> Objective | None:
         solution = self.baseline_solution(instance)

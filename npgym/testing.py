@@ -27,6 +27,8 @@ import numpy as np
 from npgym.answer import AnswerFormatError
 from npgym.config import TIER_DIFFICULTY, TIERS
 from npgym.registry import env_id
+from npgym.results import Reference
+from npgym.reward import clip_ratio
 from npgym.task import GUARD_TRIPS, Task
 
 GOLDEN_SEEDS = (0, 1, 2)
@@ -434,6 +436,19 @@ def check_task(task: Task[Any, Any] | type[Task[Any, Any]], tiers: Iterable[str]
 # --- golden files ----------------------------------------------------------------------------
 
 _REFERENCE_HEADER = "=== reference (seed {seed}, exact)"
+
+
+def greedy_ratio(task: Task[Any, Any], instance: Any, reference: Reference) -> float:
+    """The shipped greedy's clipped optimality ratio against ``reference``: 0 when its answer is
+    infeasible; on an instance without a solution (SetCover), 1 when the greedy says so. Tier
+    statistics (``tests/test_tiers.py``, ``bench/tier_difficulty.py``) count a ratio of 1 as
+    "the greedy is optimal"."""
+    verdict = task.verify(instance, task.greedy_solution(instance))
+    if reference.objective is None:
+        return 1.0 if verdict.feasible else 0.0
+    if not verdict.feasible:
+        return 0.0
+    return clip_ratio(task.ratio(verdict.objective, reference.objective))  # type: ignore[arg-type]
 
 
 def golden_text(task: Task[Any, Any], tier: str, seeds: Sequence[int] = GOLDEN_SEEDS) -> str:

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 import npgym
 from npgym.config import TIER_DIFFICULTY
 from npgym.heuristics import set_cover as solvers
-from npgym.reward import clip_ratio
 from npgym.task import generation_stream
 from npgym.tasks.set_cover import SetCoverInstance
 from npgym.tasks.set_cover.generator import (
@@ -25,6 +24,7 @@ from npgym.tasks.set_cover.generator import (
     tile_with_decoys,
 )
 from npgym.tasks.set_cover.verifier import check_cover, check_cover_python
+from npgym.testing import greedy_ratio
 
 TASK = npgym.get_task("SetCover")
 
@@ -339,13 +339,8 @@ def greedy_share(difficulty: float, seeds: range) -> tuple[float, float, float]:
     for seed in seeds:
         instance = TASK.generate(seed, difficulty=difficulty)
         reference = TASK.reference(instance)
-        verdict = TASK.verify(instance, TASK.greedy_solution(instance))
-        assert verdict.feasible
-        ratio = (
-            1.0
-            if reference.objective is None
-            else clip_ratio(TASK.ratio(verdict.objective, reference.objective))
-        )
+        assert TASK.verify(instance, TASK.greedy_solution(instance)).feasible
+        ratio = greedy_ratio(TASK, instance, reference)
         optimal += ratio >= 1.0
         proven += bool(reference.proven_optimal)
         ratios.append(ratio)

@@ -18,8 +18,8 @@ import pytest
 
 import npgym
 from npgym.config import GROWTH_AT_MAX, MAX_DIFFICULTY, TIER_DIFFICULTY, growth_factor
-from npgym.reward import clip_ratio
 from npgym.task import generation_stream
+from npgym.testing import greedy_ratio
 
 TASK_NAMES = npgym.list_tasks()
 
@@ -30,14 +30,7 @@ def greedy_profile(task_name: str, tier: str, seeds: range) -> tuple[float, floa
     optimal, total = 0, 0.0
     for seed in seeds:
         instance = task.generate(seed, tier=tier)
-        reference = task.reference(instance)
-        verdict = task.verify(instance, task.greedy_solution(instance))
-        if reference.objective is None:
-            ratio = 1.0 if verdict.feasible else 0.0
-        elif not verdict.feasible:
-            ratio = 0.0
-        else:
-            ratio = clip_ratio(task.ratio(verdict.objective, reference.objective))
+        ratio = greedy_ratio(task, instance, task.reference(instance))
         optimal += ratio >= 1.0
         total += ratio
     return optimal / len(seeds), total / len(seeds)

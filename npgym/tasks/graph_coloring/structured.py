@@ -39,10 +39,6 @@ class GraphColoringEpisode(Episode):
     def action_count(cls, limits: Mapping[str, int]) -> int:
         return limits["n"]
 
-    @classmethod
-    def sizes_of(cls, instance: GraphColoringInstance) -> dict[str, int]:  # type: ignore[override]
-        return {"n": instance.n}
-
     def __init__(self, instance: GraphColoringInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]

@@ -54,10 +54,6 @@ class HamiltonianCycleEpisode(Episode):
     def action_count(cls, limits: Mapping[str, int]) -> int:
         return limits["n"] + 1
 
-    @classmethod
-    def sizes_of(cls, instance: HamiltonianCycleInstance) -> dict[str, int]:  # type: ignore[override]
-        return {"n": instance.n}
-
     def __init__(self, instance: HamiltonianCycleInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]

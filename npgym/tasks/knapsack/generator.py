@@ -243,9 +243,21 @@ def _plant_revision_1(rng: np.random.Generator, config: KnapsackConfig) -> Plant
     attractive = _uniform(rng, config.ratio_min, config.ratio_max, n)
     lesser = config.ratio_min * _uniform(rng, config.filler_ratio_min, config.filler_ratio_max, n)
     values = _round(weights * np.where(planted, attractive, lesser))
+    return _packed(rng, config, weights, values, planted, decoy)
+
+
+def _packed(
+    rng: np.random.Generator,
+    config: KnapsackConfig,
+    weights: np.ndarray,
+    values: np.ndarray,
+    planted: np.ndarray,
+    decoy: np.ndarray,
+) -> PlantedKnapsack:
+    """Both revisions' last draws: the capacity around the planted weight, then a shuffle."""
     factor = _uniform(rng, config.capacity_factor_min, config.capacity_factor_max, 1)
     capacity = int(_round(weights[planted].sum() * factor)[0])
-    order = rng.permutation(n)
+    order = rng.permutation(len(weights))
     return PlantedKnapsack(
         weights=weights[order].astype(np.int64),
         values=values[order],
@@ -291,16 +303,7 @@ def _plant_revision_2(rng: np.random.Generator, config: KnapsackConfig) -> Plant
     ) * _uniform(rng, low, high, n)
     lesser = config.ratio_min * _uniform(rng, config.filler_ratio_min, config.filler_ratio_max, n)
     values = _round(weights * np.where(planted | decoy, attractive, lesser))
-    factor = _uniform(rng, config.capacity_factor_min, config.capacity_factor_max, 1)
-    capacity = int(_round(weights[planted].sum() * factor)[0])
-    order = rng.permutation(n)
-    return PlantedKnapsack(
-        weights=weights[order].astype(np.int64),
-        values=values[order],
-        capacity=capacity,
-        planted=np.flatnonzero(planted[order]),
-        decoys=np.flatnonzero(decoy[order]),
-    )
+    return _packed(rng, config, weights, values, planted, decoy)
 
 
 def build(rng: np.random.Generator, config: KnapsackConfig) -> dict[str, Any]:

@@ -51,10 +51,6 @@ class KnapsackEpisode(Episode):
     def action_count(cls, limits: Mapping[str, int]) -> int:
         return 2
 
-    @classmethod
-    def sizes_of(cls, instance: KnapsackInstance) -> dict[str, int]:  # type: ignore[override]
-        return {"n": instance.n}
-
     def __init__(self, instance: KnapsackInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]

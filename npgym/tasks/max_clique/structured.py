@@ -33,10 +33,6 @@ class VertexSetEpisode(Episode):
     def action_count(cls, limits: Mapping[str, int]) -> int:
         return limits["n"] + 1
 
-    @classmethod
-    def sizes_of(cls, instance: GraphInstance) -> dict[str, int]:  # type: ignore[override]
-        return {"n": instance.n}
-
     def compatible(self) -> np.ndarray:
         """``[u, v]`` True when u and v may both be in the set."""
         return self.instance.adjacency

@@ -38,10 +38,6 @@ class MinBisectionEpisode(Episode):
     def action_count(cls, limits: Mapping[str, int]) -> int:
         return 2
 
-    @classmethod
-    def sizes_of(cls, instance: MinBisectionInstance) -> dict[str, int]:  # type: ignore[override]
-        return {"n": instance.n}
-
     def __init__(self, instance: MinBisectionInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]

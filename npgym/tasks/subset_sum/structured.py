@@ -41,10 +41,6 @@ class SubsetSumEpisode(Episode):
     def action_count(cls, limits: Mapping[str, int]) -> int:
         return 2
 
-    @classmethod
-    def sizes_of(cls, instance: SubsetSumInstance) -> dict[str, int]:  # type: ignore[override]
-        return {"n": instance.n}
-
     def __init__(self, instance: SubsetSumInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]

@@ -44,10 +44,6 @@ class TSPEpisode(Episode):
     def action_count(cls, limits: Mapping[str, int]) -> int:
         return limits["n"]
 
-    @classmethod
-    def sizes_of(cls, instance: TSPInstance) -> dict[str, int]:  # type: ignore[override]
-        return {"n": instance.n}
-
     def __init__(self, instance: TSPInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]
