@@ -186,3 +186,27 @@ def within(values: np.ndarray, limit: int) -> bool:
         if value >= limit or value <= -limit:
             return False
     return True
+
+
+NOT_SCANNED = -1
+"""The code a fused kernel returns first when :func:`scan` did not read the task's shape
+(``npgym.task.NOT_SCANNED``; repeated here so that verifiers need not import the task module)."""
+
+
+@njit
+def scan_flat(data: bytes) -> tuple[bool, np.ndarray]:
+    """``(True, values)`` when ``data`` holds a list of integers, else ``(False, empty)``.
+
+    The start of every fused kernel of a task whose answer is one list: the values are exactly
+    the array that ``as_int_array`` would return for the parsed answer (the scanner reads at most
+    :data:`MAX_DIGITS` digits, so every value is within ``INT_LIMIT``).
+    """
+    outcome, values, _ = scan(data)
+    return outcome == FLAT, values
+
+
+@njit
+def scan_rows(data: bytes) -> tuple[bool, np.ndarray, np.ndarray]:
+    """``(True, values, row_offsets)`` when ``data`` holds a non-empty list of integer lists."""
+    outcome, values, offsets = scan(data)
+    return outcome == NESTED, values, offsets

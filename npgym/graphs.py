@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from npgym.heuristics.jit import njit
-from npgym.instance import Instance, Int
+from npgym.instance import Instance, Int, derived
 
 MAX_VERTICES = 5000
 
@@ -47,31 +47,23 @@ class GraphInstance(Instance):
         self.cached("edge_array", lambda: pairs)
         return self
 
-    @property
+    @derived
     def adjacency(self) -> np.ndarray:
         """Read-only boolean adjacency matrix (built once per instance)."""
+        matrix = np.zeros((self.n, self.n), dtype=np.bool_)
+        if self.edges:
+            pairs = self.edge_array
+            matrix[pairs[:, 0], pairs[:, 1]] = True
+            matrix[pairs[:, 1], pairs[:, 0]] = True
+        matrix.setflags(write=False)
+        return matrix
 
-        def build() -> np.ndarray:
-            matrix = np.zeros((self.n, self.n), dtype=np.bool_)
-            if self.edges:
-                pairs = self.edge_array
-                matrix[pairs[:, 0], pairs[:, 1]] = True
-                matrix[pairs[:, 1], pairs[:, 0]] = True
-            matrix.setflags(write=False)
-            return matrix
-
-        return self.cached("adjacency", build)
-
-    @property
+    @derived
     def edge_array(self) -> np.ndarray:
         """Edges as a read-only ``(m, 2)`` int64 array."""
-
-        def build() -> np.ndarray:
-            pairs = np.array(self.edges, dtype=np.int64).reshape(-1, 2)
-            pairs.setflags(write=False)
-            return pairs
-
-        return self.cached("edge_array", build)
+        pairs = np.array(self.edges, dtype=np.int64).reshape(-1, 2)
+        pairs.setflags(write=False)
+        return pairs
 
     def neighbours(self) -> list[list[int]]:
         """Sorted neighbour list of every vertex."""

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 Int = Annotated[int, Strict()]
 """An integer field that rejects bools, floats and numeric strings when read back from JSON."""
@@ -15,6 +18,39 @@ FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 """A float field that rejects NaN, infinities and numeric strings (JSON integers are fine)."""
 
 T = TypeVar("T")
+
+
+class derived(Generic[T]):  # noqa: N801 (a decorator, named like property)
+    """A read-only value derived from an instance's fields, computed on first access and kept in
+    the instance's private cache (like ``functools.cached_property``, but outside the model's
+    ``__dict__``, so ``dict(instance)``, equality and JSON never see it).
+
+    For the arrays the verifiers take: an access after the first is one dict lookup, which
+    matters on the scoring path. A validator that already built the value may store it under the
+    attribute's name with :meth:`Instance.cached`.
+    """
+
+    def __init__(self, compute: Callable[[Any], T]) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> derived[T]: ...
+
+    @overload
+    def __get__(self, instance: Instance, owner: type | None = None) -> T: ...
+
+    def __get__(self, instance: Instance | None, owner: type | None = None) -> T | derived[T]:
+        if instance is None:
+            return self
+        cache = cast(dict[str, Any], instance.__pydantic_private__)["_cache"]
+        try:
+            return cast(T, cache[self.name])
+        except KeyError:
+            value = cache[self.name] = self.compute(instance)
+            return value
+
 
 META_FIELDS = ("task", "tier", "seed", "difficulty", "config", "source")
 """Fields that describe how an instance was made rather than the problem itself."""
@@ -29,7 +65,7 @@ class Instance(BaseModel):
     (see :meth:`cached`), which takes no part in equality or serialisation.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", ignored_types=(derived,))
 
     task: str
     tier: str | None = None
@@ -64,13 +100,20 @@ class Instance(BaseModel):
     def cached(self, key: str, compute: Callable[..., T], *args: Any) -> T:
         """Return ``compute(*args)``, computed once per instance and kept under ``key`` (pass
         arguments rather than a closure where the call is hot: a lookup then builds nothing)."""
-        private = cast(dict[str, Any], self.__pydantic_private__)  # always set on a model
-        cache = private["_cache"]  # direct: pydantic's __getattr__ is slow
+        cache = self.__pydantic_private__["_cache"]  # type: ignore[index]  # direct: fast
         try:
             return cache[key]
         except KeyError:
             value = cache[key] = compute(*args)
             return value
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy (with ``update`` laid over its fields) whose cache starts empty: derived arrays,
+        references and scores belong to the fields they were computed from."""
+        copied = super().model_copy(update=update, deep=deep)
+        private = cast(dict[str, Any], copied.__pydantic_private__)
+        object.__setattr__(copied, "__pydantic_private__", {**private, "_cache": {}})
+        return copied
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.__dict__ == other.__dict__

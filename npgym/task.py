@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from npgym.answer import (
+    MAX_ANSWER_CHARS,
     AnswerFormatError,
     extract_answer,
     parse_value_fast,
@@ -64,6 +65,14 @@ Solvers turn it into deterministic work budgets (nodes, LP columns, CP-SAT deter
 see :mod:`npgym.heuristics.budget`), calibrated so that an idle machine needs about that long:
 whether a reference is proven never depends on machine load. The wall clock only backs this up,
 at :data:`npgym.heuristics.budget.SAFETY_FACTOR` times the limit."""
+
+
+def _reference_key(exact: bool, time_limit: float) -> str:
+    """Where :meth:`Task.reference` keeps a reference in the instance's cache."""
+    return f"reference:{bool(exact)}:{float(time_limit)}"
+
+
+_DEFAULT_REFERENCE_KEY = _reference_key(True, DEFAULT_TIME_LIMIT)
 
 
 def generation_stream(seed: int, difficulty: float | None) -> int | list[int]:
@@ -164,6 +173,22 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     def check(self, instance: InstanceT, solution: Any) -> Verdict:
         """Feasibility and objective of a solution already in the task's shape."""
 
+    def check_answer(self, instance: InstanceT, answer: bytes) -> tuple[int, ...] | None:
+        """The fast path of :meth:`score`: read and check the answer text in one numba call.
+
+        ``answer`` is the UTF-8 answer text (at most :data:`MAX_ANSWER_CHARS` characters). A task
+        with a fused kernel returns that kernel's raw result, whose first item is the verifier's
+        code, or :data:`NOT_SCANNED` first when the scanner did not read the answer (any shape but
+        the task's, and every malformed answer): :meth:`score` then parses it with the full
+        parser. A result must carry everything :meth:`verdict` needs, so that equal results mean
+        equal verdicts. ``None`` (the default) means the task has no fused kernel.
+        """
+        return None
+
+    def verdict(self, instance: InstanceT, result: tuple[int, ...]) -> Verdict:
+        """The verdict of a raw result of :meth:`check_answer` (tasks with a fused kernel)."""
+        raise NotImplementedError(f"{self.name} has no fused verifier kernel")
+
     def check_python(self, instance: InstanceT, solution: Any) -> Verdict:
         """The verdict of the verifier's pure-Python twin, which must equal :meth:`check`'s.
 
@@ -239,13 +264,17 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         and gap. Memoised per instance, so scoring many completions of one instance solves it
         once.
         """
-        limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
-        if not limit >= 0:  # also refuses NaN, which would otherwise mean "no budget"
-            raise ValueError(f"time_limit must be a non-negative number, got {time_limit!r}")
-        return instance.cached(
-            f"reference:{exact}:{limit}",
-            lambda: self.solve(instance, exact=exact, time_limit=limit),
-        )
+        if exact is True and time_limit is None:  # score()'s call: a constant key
+            key, limit = _DEFAULT_REFERENCE_KEY, DEFAULT_TIME_LIMIT
+        else:
+            limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+            if not limit >= 0:  # also refuses NaN, which would otherwise mean "no budget"
+                raise ValueError(f"time_limit must be a non-negative number, got {time_limit!r}")
+            key = _reference_key(exact, limit)
+        return instance.cached(key, self._solve, instance, exact, limit)
+
+    def _solve(self, instance: InstanceT, exact: bool, time_limit: float) -> Reference:
+        return self.solve(instance, exact=exact, time_limit=time_limit)
 
     @abstractmethod
     def solve(self, instance: InstanceT, *, exact: bool, time_limit: float) -> Reference:
@@ -289,6 +318,11 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
                 completion = completion.decode("utf-8", errors="replace")
             try:
                 segment = extract_answer(completion)
+                step = "scan"
+                result = self.check_answer(instance, _utf8(segment[:MAX_ANSWER_CHARS]))
+                if result is not None and result[0] != NOT_SCANNED:
+                    step = "reward"
+                    return self._memoised_reward(instance, weights, reference_objective, result)
                 step = "tokenise"
                 value = parse_value_fast(segment)
                 step = "shape"
@@ -305,6 +339,32 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
             _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
             reason = f"internal error in the {step} step ({type(error).__name__}); please report"
             return _failed(weights, False, None, reference_objective, reason)
+
+    def _memoised_reward(
+        self,
+        instance: InstanceT,
+        weights: RewardConfig,
+        reference_objective: Objective | None,
+        result: tuple[int, ...],
+    ) -> Score:
+        """The score of a fused kernel's ``result``, built once per instance, reward and result.
+
+        A score is a function of the verdict, the reference objective, the baseline and the
+        weights alone, and equal results mean equal verdicts; so completions that reach the same
+        result (every optimal answer of a GRPO group, say) share one immutable :class:`Score`.
+        The answer is still read and checked on every call. At most :data:`SCORE_MEMO_SIZE`
+        results are kept per instance, so hostile answers cannot grow it without bound.
+        """
+        memo: dict[tuple[Any, ...], tuple[RewardConfig, Score]] = instance.cached("scores", dict)
+        key = (id(weights), reference_objective, result)
+        entry = memo.get(key)
+        if entry is not None and entry[0] is weights:  # `is`: an id is reused only once freed
+            return entry[1]
+        verdict = self.verdict(instance, result)
+        score = _reward(self, weights, verdict, reference_objective, self.baseline(instance))
+        if len(memo) < SCORE_MEMO_SIZE:
+            memo[key] = (weights, score)
+        return score
 
     def score_many(
         self,
@@ -416,6 +476,18 @@ def _reward(
         baseline_objective=baseline_objective,
         no_better_than_baseline=no_gain,
     )
+
+
+SCORE_MEMO_SIZE = 256
+"""Most distinct kernel results whose scores :meth:`Task.score` keeps per instance."""
+
+NOT_SCANNED = -1
+"""The code a fused kernel returns first when its scanner did not read the answer."""
+
+
+def _utf8(text: str) -> bytes:
+    """The UTF-8 bytes of an answer; lone surrogates pass through (the scanner gives up there)."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 EMPTY_ANSWER = "empty answer"

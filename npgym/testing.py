@@ -12,6 +12,7 @@ instances' JSON (one field a line) and prompts for a few seeds, and the exact re
 
 from __future__ import annotations
 
+import copy
 import difflib
 import hashlib
 import json
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from npgym.answer import AnswerFormatError
+from npgym.answer import AnswerFormatError, render_value
 from npgym.config import TIER_DIFFICULTY, TIERS
 from npgym.registry import env_id
 from npgym.results import Reference
@@ -332,11 +333,7 @@ def check_verifier_twin(task: Task[Any, Any], tier: str, samples: int = 60, seed
     """The numba verifier and its pure-Python twin (:meth:`Task.check_python`) give the same
     verdict (feasibility, objective and reason) on random, greedy and reference solutions and
     on random small edits of them (an item changed, repeated or dropped)."""
-    rng = np.random.default_rng(seed)
-    instance = task.generate(seed, tier=tier)
-    candidates = [task.greedy_solution(instance), task.reference(instance, exact=False).solution]
-    candidates += [task.random_solution(instance, rng) for _ in range(samples)]
-    candidates += [_mutate(candidates[rng.integers(len(candidates))], rng) for _ in range(samples)]
+    instance, candidates = _candidates(task, tier, samples, seed)
     for candidate in candidates:
         try:
             shaped = task.to_solution(candidate)
@@ -355,6 +352,58 @@ def check_verifier_twin(task: Task[Any, Any], tier: str, samples: int = 60, seed
             f"{task.name}/{tier}: on {_short(candidate)} check gives {kernel}, "
             f"check_python gives {twin}",
         )
+
+
+def check_fused_kernel(task: Task[Any, Any], tier: str, samples: int = 60, seed: int = 1) -> None:
+    """The fused kernel (:meth:`Task.check_answer`) and the parser's path give the same score.
+
+    On the twin check's solutions written as answer text, and on that text with its brackets
+    changed, nested, cut short or spaced out, ``score`` with the fused kernel must equal
+    ``score`` without it (every field, the reason included). A task without a fused kernel
+    passes trivially.
+    """
+    instance, candidates = _candidates(task, tier, samples, seed)
+    if task.check_answer(instance, b"[]") is None:
+        return
+    slow = copy.copy(task)
+    slow.check_answer = lambda *_: None  # type: ignore[method-assign]
+    reference = task.reference(instance, exact=False)
+    for candidate in candidates:
+        try:
+            text = render_value(candidate)
+        except TypeError:
+            continue
+        for answer in (text, *_respellings(text)):
+            completion = "Answer: " + answer
+            fused = task.score(instance.model_copy(), completion, reference)
+            parsed = slow.score(instance.model_copy(), completion, reference)
+            _expect(
+                fused == parsed,
+                f"{task.name}/{tier}: on {answer[:120]!r} the fused kernel scores {fused}, "
+                f"the parser's path {parsed}",
+            )
+
+
+def _respellings(text: str) -> tuple[str, ...]:
+    """``text`` (a rendered answer) spelt the ways a model might, right or wrong."""
+    return (
+        text.replace("[", "(").replace("]", ")"),
+        text.replace(", ", ",\n "),
+        "[" + text + "]",
+        text[: len(text) // 2],
+        text.replace(", ", ",, ", 1),
+        text[:-1] + ",]",
+    )
+
+
+def _candidates(task: Task[Any, Any], tier: str, samples: int, seed: int) -> tuple[Any, list[Any]]:
+    """An instance and solutions to check on it: greedy, reference, random and edits of them."""
+    rng = np.random.default_rng(seed)
+    instance = task.generate(seed, tier=tier)
+    candidates = [task.greedy_solution(instance), task.reference(instance, exact=False).solution]
+    candidates += [task.random_solution(instance, rng) for _ in range(samples)]
+    candidates += [_mutate(candidates[rng.integers(len(candidates))], rng) for _ in range(samples)]
+    return instance, candidates
 
 
 def _mutate(solution: Any, rng: np.random.Generator) -> Any:
@@ -393,6 +442,7 @@ TIER_CHECKS: tuple[Callable[[Task[Any, Any], str], None], ...] = (
     check_reference,
     check_env_reset_matches_generate,
     check_verifier_twin,
+    check_fused_kernel,
 )
 """Checks run once per tier."""
 TASK_CHECKS: tuple[Callable[[Task[Any, Any]], None], ...] = (

@@ -68,6 +68,11 @@ def test_verifier_agrees_with_python_twin(task_name: str, tier: str) -> None:
     testing.check_verifier_twin(npgym.get_task(task_name), tier)
 
 
+@pytest.mark.parametrize(("task_name", "tier"), CASES)
+def test_fused_kernel_scores_like_the_parser(task_name: str, tier: str) -> None:
+    testing.check_fused_kernel(npgym.get_task(task_name), tier)
+
+
 @pytest.mark.parametrize("task_name", TASK_NAMES)
 def test_prompt_is_ascii_and_ends_with_the_answer_instruction(task_name: str) -> None:
     testing.check_prompt(npgym.get_task(task_name))

@@ -9,7 +9,10 @@ answers built from lists, integers, words and the hostile separators. Also: only
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +29,8 @@ from npgym.answer import (
     parse_value_reference,
     to_python,
 )
+from npgym.task import NOT_SCANNED
+from npgym.testing import ContractError, check_fused_kernel
 from tests.test_answer import HOSTILE
 from tests.test_hostile_text import TEMPLATES, _fuzz_corpus, _instance, hostile_characters
 
@@ -203,3 +208,58 @@ def test_score_many_equals_score_in_a_loop(task_name: str) -> None:
     group += [answers[0].encode(), None, "\\boxed{[0, 1", answers[0] + " answer: [0]"]
     many = task.score_many(instance, group, reference)  # type: ignore[arg-type]
     assert many == [task.score(instance, text, reference) for text in group]  # type: ignore[arg-type]
+
+
+# --- the fused kernel (scan and check in one call) against the parser's path -----------------
+
+
+def _parser_path(task: npgym.Task) -> npgym.Task:
+    """The task scoring through the parser alone: its fused kernel switched off."""
+    slow = copy.copy(task)
+    slow.check_answer = lambda *_: None  # type: ignore[method-assign]
+    return slow
+
+
+def _assert_same_score(task_name: str, completions: Iterable[str]) -> None:
+    task, instance, reference = _instance(task_name)
+    slow = _parser_path(task)
+    for text in completions:
+        fused = task.score(instance.model_copy(), text, reference)
+        assert fused == slow.score(instance.model_copy(), text, reference), ascii(text[-200:])
+
+
+@pytest.mark.parametrize("task_name", npgym.list_tasks())
+def test_fused_kernel_scores_the_fuzz_corpus_like_the_parser(task_name: str) -> None:
+    task, instance, _ = _instance(task_name)
+    _assert_same_score(task_name, _fuzz_corpus(task, instance, seed=11, count=500))
+
+
+@pytest.mark.parametrize("task_name", npgym.list_tasks())
+@given(answer=_lists(), before=_GLUE)
+def test_fused_kernel_scores_hypothesis_answers_like_the_parser(
+    task_name: str, answer: str, before: str
+) -> None:
+    _assert_same_score(task_name, ["Answer: " + before + answer, "Answer: " + answer[:-1]])
+
+
+@pytest.mark.parametrize("task_name", npgym.list_tasks())
+def test_the_fused_kernel_serves_every_well_formed_answer(task_name: str) -> None:
+    """The parser's path is for other shapes and malformed text: a feasible answer in the
+    task's shape never needs it (SetCover's ``Impossible`` is a word, not a list)."""
+    task, instance, reference = _instance(task_name)
+    answer = task.format_answer(reference.solution)[len("Answer: ") :]
+    result = task.check_answer(instance, answer.encode())
+    assert result is not None and result[0] != NOT_SCANNED
+    assert task.verdict(instance, result) == task.verify(instance, reference.solution)
+
+
+def test_a_lying_fused_kernel_fails_the_contract() -> None:
+    class Lying(type(npgym.get_task("SubsetSum"))):  # type: ignore[misc]
+        """Its fused kernel counts one index too many on every feasible answer."""
+
+        def check_answer(self, instance: Any, answer: bytes) -> tuple[int, ...]:
+            code, a, b, count = super().check_answer(instance, answer)
+            return code, a, b, count + 1 if code == 0 else count
+
+    with pytest.raises(ContractError, match="the fused kernel scores"):
+        check_fused_kernel(Lying(), "easy")

@@ -155,14 +155,23 @@ def test_the_guard_names_the_failing_step(monkeypatch: pytest.MonkeyPatch) -> No
         raise ZeroDivisionError("boom")
 
     before = GUARD_TRIPS.copy()
+    cover_task, cover, cover_reference = _instance("SetCover")
     optimal = task.format_answer(reference.solution)
-    for step, method in (("shape", "to_solution"), ("verify", "check"), ("reward", "ratio")):
-        monkeypatch.setattr(task, method, broken)
-        score = task.score(instance, optimal, reference)
+    cases = (  # the fused path, then the parser's path (a bare integer, the word Impossible)
+        (task, instance, reference, optimal, "scan", "check_answer"),
+        (task, instance, reference, optimal, "reward", "verdict"),
+        (task, instance, reference, "Answer: 5", "shape", "to_solution"),
+        (cover_task, cover, cover_reference, "Answer: Impossible", "verify", "check"),
+    )
+    for step_task, step_instance, step_reference, answer, step, method in cases:
+        monkeypatch.setattr(step_task, method, broken)
+        fresh = step_instance.model_copy()  # no memoised score: every step runs
+        score = step_task.score(fresh, answer, step_reference)
         monkeypatch.undo()
         assert not score.format_ok and score.reward == FORMAT_FAILURE
         assert f"internal error in the {step} step (ZeroDivisionError)" in score.reason
-        assert GUARD_TRIPS[("TSP", step)] == before[("TSP", step)] + 1
+        key = (step_task.name, step)
+        assert GUARD_TRIPS[key] == before[key] + 1
     GUARD_TRIPS.clear()
     GUARD_TRIPS.update(before)  # the trips above were on purpose: the autouse check ignores them
 

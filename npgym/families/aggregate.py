@@ -36,7 +36,7 @@ from npgym.families.base import (
     instance_dict,
     strip_instruction,
 )
-from npgym.instance import Instance
+from npgym.instance import Instance, derived
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import RewardConfig
@@ -70,10 +70,10 @@ class AggregateInstance(Instance):
             raise ValueError(f"task {self.task!r} does not match a {self.base_instance.task} base")
         return self
 
-    @property
+    @derived
     def base_instance(self) -> Instance:
         """The base instance, validated (built once)."""
-        return self.cached("base", lambda: base_instance(self.base))
+        return base_instance(self.base)
 
 
 def _leaves(value: Any, path: tuple[int, ...] = ()) -> list[tuple[int, ...]]:

@@ -43,7 +43,7 @@ from npgym.families.base import (
     instance_dict,
     strip_instruction,
 )
-from npgym.instance import Instance
+from npgym.instance import Instance, derived
 from npgym.registry import get_task, list_tasks
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import RewardConfig
@@ -101,10 +101,10 @@ class ComposeInstance(Instance):
                 raise ValueError(f"part {index + 1} ({part.task}) cannot be linked by {link.field}")
         return self
 
-    @property
+    @derived
     def part_instances(self) -> tuple[Instance, ...]:
         """The parts as validated base instances (built once)."""
-        return self.cached("parts", lambda: tuple(base_instance(part) for part in self.parts))
+        return tuple(base_instance(part) for part in self.parts)
 
 
 def _link_text(link: Link, index: int) -> str:

@@ -17,6 +17,7 @@ from npgym.tasks.graph_coloring.verifier import (
     check_colouring,
     check_colouring_python,
     reason,
+    scan_check_coloring,
 )
 
 
@@ -56,18 +57,20 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         return as_int_array(value, "colouring")
 
     def check(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, c, used = check_colouring(instance.n, instance.edge_array, solution)
+        return self.verdict(instance, check_colouring(instance.n, instance.edge_array, solution))
+
+    def check_answer(self, instance: GraphColoringInstance, answer: bytes) -> tuple[int, ...]:
+        return scan_check_coloring(answer, instance.n, instance.edge_array)
+
+    def verdict(self, instance: GraphColoringInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, c, used = result
         if code != OK:
             return Verdict(False, None, reason(code, a, b, c, instance.n))
         return Verdict(True, int(used))
 
     def check_python(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, c, used = check_colouring_python(
-            instance.n, list(instance.edges), solution.tolist()
-        )
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, c, instance.n))
-        return Verdict(True, used)
+        result = check_colouring_python(instance.n, list(instance.edges), solution.tolist())
+        return self.verdict(instance, result)
 
     def random_solution(
         self, instance: GraphColoringInstance, rng: np.random.Generator

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
 
 OK, WRONG_LENGTH, CONFLICT = range(3)
@@ -35,6 +36,15 @@ def check_colouring(
         if ordered[position] != ordered[position - 1]:
             distinct += 1
     return OK, 0, 0, 0, distinct
+
+
+@njit
+def scan_check_coloring(answer: bytes, n: int, edges: np.ndarray) -> tuple[int, int, int, int, int]:
+    """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
+    scanned, colours = scan_flat(answer)
+    if not scanned:
+        return NOT_SCANNED, 0, 0, 0, 0
+    return check_colouring(n, edges, colours)
 
 
 def check_colouring_python(

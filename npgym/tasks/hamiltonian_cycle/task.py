@@ -12,7 +12,13 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.hamiltonian_cycle import generator, prompt
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
-from npgym.tasks.hamiltonian_cycle.verifier import OK, check_cycle, check_cycle_python, reason
+from npgym.tasks.hamiltonian_cycle.verifier import (
+    OK,
+    check_cycle,
+    check_cycle_python,
+    reason,
+    scan_check_cycle,
+)
 
 
 class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianCycleConfig]):
@@ -53,16 +59,20 @@ class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianC
         return as_int_array(value, "cycle")
 
     def check(self, instance: HamiltonianCycleInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, length = check_cycle(instance.adjacency, solution)
+        return self.verdict(instance, check_cycle(instance.adjacency, solution))
+
+    def check_answer(self, instance: HamiltonianCycleInstance, answer: bytes) -> tuple[int, ...]:
+        return scan_check_cycle(answer, instance.adjacency)
+
+    def verdict(self, instance: HamiltonianCycleInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, length = result
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(length))
 
     def check_python(self, instance: HamiltonianCycleInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, length = check_cycle_python(instance.adjacency.tolist(), solution.tolist())
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, length)
+        result = check_cycle_python(instance.adjacency.tolist(), solution.tolist())
+        return self.verdict(instance, result)
 
     def random_solution(
         self, instance: HamiltonianCycleInstance, rng: np.random.Generator

@@ -13,6 +13,7 @@ import itertools
 
 import numpy as np
 
+from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
 
 OK, OUT_OF_RANGE, TOO_SHORT, NOT_CLOSED, REPEATED, NOT_ADJACENT = range(6)
@@ -44,6 +45,15 @@ def check_cycle(adjacency: np.ndarray, cycle: np.ndarray) -> tuple[int, int, int
         if not adjacency[cycle[position], cycle[position + 1]]:
             return NOT_ADJACENT, cycle[position], cycle[position + 1], 0
     return OK, 0, 0, m - 1
+
+
+@njit
+def scan_check_cycle(answer: bytes, adjacency: np.ndarray) -> tuple[int, int, int, int]:
+    """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
+    scanned, cycle = scan_flat(answer)
+    if not scanned:
+        return NOT_SCANNED, 0, 0, 0
+    return check_cycle(adjacency, cycle)
 
 
 def check_cycle_python(adjacency: list[list[bool]], cycle: list[int]) -> tuple[int, int, int, int]:

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import model_validator
 
-from npgym.instance import Instance, Int
+from npgym.instance import Instance, Int, derived
 
 MAX_ITEMS = 1000
 MAX_WEIGHT = 10**9
@@ -49,15 +49,15 @@ class KnapsackInstance(Instance):
         """How many items there are."""
         return len(self.weights)
 
-    @property
+    @derived
     def weight_array(self) -> np.ndarray:
         """The weights as a read-only int64 array (built once per instance)."""
-        return self.cached("weight_array", lambda: _read_only(self.weights))
+        return _read_only(self.weights)
 
-    @property
+    @derived
     def value_array(self) -> np.ndarray:
         """The values as a read-only int64 array (built once per instance)."""
-        return self.cached("value_array", lambda: _read_only(self.values))
+        return _read_only(self.values)
 
 
 def _read_only(numbers: tuple[int, ...]) -> np.ndarray:

@@ -12,7 +12,13 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.knapsack import generator, prompt
 from npgym.tasks.knapsack.instance import KnapsackInstance
-from npgym.tasks.knapsack.verifier import OK, check_selection, check_selection_python, reason
+from npgym.tasks.knapsack.verifier import (
+    OK,
+    check_selection,
+    check_selection_python,
+    reason,
+    scan_check_selection,
+)
 
 
 class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
@@ -42,20 +48,24 @@ class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
         return as_int_array(value, "list of items")
 
     def check(self, instance: KnapsackInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, total = check_selection(
-            instance.weight_array, instance.value_array, instance.capacity, solution
-        )
+        weights, values = instance.weight_array, instance.value_array
+        return self.verdict(instance, check_selection(weights, values, instance.capacity, solution))
+
+    def check_answer(self, instance: KnapsackInstance, answer: bytes) -> tuple[int, ...]:
+        weights, values = instance.weight_array, instance.value_array
+        return scan_check_selection(answer, weights, values, instance.capacity)
+
+    def verdict(self, instance: KnapsackInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, total = result
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(total))
 
     def check_python(self, instance: KnapsackInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, total = check_selection_python(
+        result = check_selection_python(
             list(instance.weights), list(instance.values), instance.capacity, solution.tolist()
         )
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, total)
+        return self.verdict(instance, result)
 
     def random_solution(self, instance: KnapsackInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(len(instance.weights)) < 0.5).tolist()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
 from npgym.kernels import (
     ID_OUT_OF_RANGE,
@@ -38,6 +39,17 @@ def check_selection(
     if weight > capacity:
         return OVERWEIGHT, weight, capacity, 0
     return OK, 0, 0, total
+
+
+@njit
+def scan_check_selection(
+    answer: bytes, weights: np.ndarray, values: np.ndarray, capacity: int
+) -> tuple[int, int, int, int]:
+    """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
+    scanned, ids = scan_flat(answer)
+    if not scanned:
+        return NOT_SCANNED, 0, 0, 0
+    return check_selection(weights, values, capacity, ids)
 
 
 def check_selection_python(

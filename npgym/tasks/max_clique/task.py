@@ -17,6 +17,7 @@ from npgym.tasks.max_clique.verifier import (
     check_vertex_set,
     check_vertex_set_python,
     reason,
+    scan_check_vertex_set,
 )
 
 HEURISTIC_SOLVER = "greedy + (1,2)-swap local search; greedy colouring bound"
@@ -57,17 +58,20 @@ class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
         return as_int_array(value, "vertex list")
 
     def check(self, instance: MaxCliqueInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, size = check_vertex_set(instance.adjacency, solution, True)
+        return self.verdict(instance, check_vertex_set(instance.adjacency, solution, True))
+
+    def check_answer(self, instance: MaxCliqueInstance, answer: bytes) -> tuple[int, ...]:
+        return scan_check_vertex_set(answer, instance.adjacency, True)
+
+    def verdict(self, instance: MaxCliqueInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, size = result
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n, True))
         return Verdict(True, int(size))
 
     def check_python(self, instance: MaxCliqueInstance, solution: np.ndarray) -> Verdict:
         adjacency = instance.adjacency.tolist()
-        code, a, b, size = check_vertex_set_python(adjacency, solution.tolist(), True)
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n, True))
-        return Verdict(True, size)
+        return self.verdict(instance, check_vertex_set_python(adjacency, solution.tolist(), True))
 
     def random_solution(self, instance: MaxCliqueInstance, rng: np.random.Generator) -> list[int]:
         return random_vertex_set(instance.n, rng)

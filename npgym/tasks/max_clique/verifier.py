@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
 from npgym.kernels import (
     ID_OUT_OF_RANGE,
@@ -37,6 +38,17 @@ def check_vertex_set(adj: np.ndarray, ids: np.ndarray, adjacent: bool) -> tuple[
             if adj[ids[i], ids[j]] != adjacent:
                 return BAD_PAIR, ids[i], ids[j], 0
     return OK, 0, 0, m
+
+
+@njit
+def scan_check_vertex_set(
+    answer: bytes, adj: np.ndarray, adjacent: bool
+) -> tuple[int, int, int, int]:
+    """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
+    scanned, ids = scan_flat(answer)
+    if not scanned:
+        return NOT_SCANNED, 0, 0, 0
+    return check_vertex_set(adj, ids, adjacent)
 
 
 def check_vertex_set_python(

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from npgym.graphs import GraphInstance
 from npgym.heuristics.cliques import complement
-from npgym.instance import NonNegInt
+from npgym.instance import NonNegInt, derived
 
 
 class MaxIndependentSetInstance(GraphInstance):
@@ -32,14 +32,10 @@ class MaxIndependentSetInstance(GraphInstance):
 
     meta_fields: ClassVar[tuple[str, ...]] = ("planted_cover",)
 
-    @property
+    @derived
     def complement_adjacency(self) -> np.ndarray:
         """Read-only adjacency matrix of the complement graph, whose cliques are this graph's
         independent sets (built once per instance)."""
-
-        def build() -> np.ndarray:
-            matrix = complement(self.adjacency)
-            matrix.setflags(write=False)
-            return matrix
-
-        return self.cached("complement_adjacency", build)
+        matrix = complement(self.adjacency)
+        matrix.setflags(write=False)
+        return matrix

@@ -20,6 +20,7 @@ from npgym.tasks.max_independent_set.verifier import (
     check_vertex_set,
     check_vertex_set_python,
     reason,
+    scan_check_vertex_set,
 )
 
 
@@ -60,17 +61,20 @@ class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndepen
         return as_int_array(value, "vertex list")
 
     def check(self, instance: MaxIndependentSetInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, size = check_vertex_set(instance.adjacency, solution, False)
+        return self.verdict(instance, check_vertex_set(instance.adjacency, solution, False))
+
+    def check_answer(self, instance: MaxIndependentSetInstance, answer: bytes) -> tuple[int, ...]:
+        return scan_check_vertex_set(answer, instance.adjacency, False)
+
+    def verdict(self, instance: MaxIndependentSetInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, size = result
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(size))
 
     def check_python(self, instance: MaxIndependentSetInstance, solution: np.ndarray) -> Verdict:
         adjacency = instance.adjacency.tolist()
-        code, a, b, size = check_vertex_set_python(adjacency, solution.tolist(), False)
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, size)
+        return self.verdict(instance, check_vertex_set_python(adjacency, solution.tolist(), False))
 
     def random_solution(
         self, instance: MaxIndependentSetInstance, rng: np.random.Generator

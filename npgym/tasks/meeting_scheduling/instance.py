@@ -14,7 +14,7 @@ from typing import Annotated, ClassVar, Literal, NamedTuple
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from npgym.instance import Instance, Int
+from npgym.instance import Instance, Int, derived
 
 MINUTES_PER_DAY = 1440
 MAX_MEETINGS = 200
@@ -125,10 +125,10 @@ class MeetingSchedulingInstance(Instance):
     def n_rooms(self) -> int:
         return len(self.rooms)
 
-    @property
+    @derived
     def arrays(self) -> ScheduleArrays:
         """Read-only kernel arrays (built once per instance)."""
-        return self.cached("arrays", self._build_arrays)
+        return self._build_arrays()
 
     def _build_arrays(self) -> ScheduleArrays:
         def frozen(values: list[int]) -> np.ndarray:

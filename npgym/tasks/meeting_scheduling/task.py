@@ -17,6 +17,7 @@ from npgym.tasks.meeting_scheduling.verifier import (
     check_schedule,
     check_schedule_python,
     reason,
+    scan_check_schedule,
 )
 
 ENTRY = "[meeting, room, start]"
@@ -90,15 +91,24 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
         return as_int_array(flat, "schedule").reshape(-1, 3)
 
     def check(self, instance: MeetingSchedulingInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, c, total = check_schedule(
+        result = check_schedule(
             solution, *instance.arrays, instance.slot, instance.day_start, instance.day_end
         )
+        return self.verdict(instance, result)
+
+    def check_answer(self, instance: MeetingSchedulingInstance, answer: bytes) -> tuple[int, ...]:
+        return scan_check_schedule(
+            answer, *instance.arrays, instance.slot, instance.day_start, instance.day_end
+        )
+
+    def verdict(self, instance: MeetingSchedulingInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, c, total = result
         if code != OK:
             return Verdict(False, None, self._reason(instance, int(code), int(a), int(b), int(c)))
         return Verdict(True, int(total))
 
     def check_python(self, instance: MeetingSchedulingInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, c, total = check_schedule_python(
+        result = check_schedule_python(
             solution.tolist(),
             [list(meeting.attendees) for meeting in instance.meetings],
             [meeting.duration for meeting in instance.meetings],
@@ -108,9 +118,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
             instance.day_start,
             instance.day_end,
         )
-        if code != OK:
-            return Verdict(False, None, self._reason(instance, code, a, b, c))
-        return Verdict(True, total)
+        return self.verdict(instance, result)
 
     @staticmethod
     def _reason(instance: MeetingSchedulingInstance, code: int, a: int, b: int, c: int) -> str:

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from npgym.graphs import canonical_edge_rows, first_outside, validated_rows
-from npgym.instance import Instance, Int
+from npgym.instance import Instance, Int, derived
 
 MAX_VERTICES = 1000
 MAX_WEIGHT = 10**6
@@ -47,30 +47,22 @@ class MinBisectionInstance(Instance):
         self.cached("edge_array", lambda: rows)
         return self
 
-    @property
+    @derived
     def edge_array(self) -> np.ndarray:
         """Edges as a read-only ``(m, 3)`` int64 array of ``u, v, w`` rows."""
+        rows = np.array(self.edges, dtype=np.int64).reshape(-1, 3)
+        rows.setflags(write=False)
+        return rows
 
-        def build() -> np.ndarray:
-            rows = np.array(self.edges, dtype=np.int64).reshape(-1, 3)
-            rows.setflags(write=False)
-            return rows
-
-        return self.cached("edge_array", build)
-
-    @property
+    @derived
     def weights(self) -> np.ndarray:
         """Read-only symmetric ``n x n`` int64 weight matrix, 0 where there is no edge."""
-
-        def build() -> np.ndarray:
-            matrix = np.zeros((self.n, self.n), dtype=np.int64)
-            rows = self.edge_array
-            matrix[rows[:, 0], rows[:, 1]] = rows[:, 2]
-            matrix[rows[:, 1], rows[:, 0]] = rows[:, 2]
-            matrix.setflags(write=False)
-            return matrix
-
-        return self.cached("weights", build)
+        matrix = np.zeros((self.n, self.n), dtype=np.int64)
+        rows = self.edge_array
+        matrix[rows[:, 0], rows[:, 1]] = rows[:, 2]
+        matrix[rows[:, 1], rows[:, 0]] = rows[:, 2]
+        matrix.setflags(write=False)
+        return matrix
 
     def neighbours(self) -> list[list[tuple[int, int]]]:
         """Sorted ``(neighbour, weight)`` list of every vertex."""

@@ -12,7 +12,13 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.min_bisection import generator, prompt
 from npgym.tasks.min_bisection.instance import MinBisectionInstance
-from npgym.tasks.min_bisection.verifier import OK, check_bisection, check_bisection_python, reason
+from npgym.tasks.min_bisection.verifier import (
+    OK,
+    check_bisection,
+    check_bisection_python,
+    reason,
+    scan_check_bisection,
+)
 
 
 class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig]):
@@ -57,7 +63,13 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
     def check(
         self, instance: MinBisectionInstance, solution: tuple[np.ndarray, np.ndarray]
     ) -> Verdict:
-        code, a, b, cut = check_bisection(instance.n, instance.edge_array, *solution)
+        return self.verdict(instance, check_bisection(instance.n, instance.edge_array, *solution))
+
+    def check_answer(self, instance: MinBisectionInstance, answer: bytes) -> tuple[int, ...]:
+        return scan_check_bisection(answer, instance.n, instance.edge_array)
+
+    def verdict(self, instance: MinBisectionInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, cut = result
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(cut))
@@ -67,10 +79,7 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
     ) -> Verdict:
         part_a, part_b = (part.tolist() for part in solution)
         edges = [list(edge) for edge in instance.edges]
-        code, a, b, cut = check_bisection_python(instance.n, edges, part_a, part_b)
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, cut)
+        return self.verdict(instance, check_bisection_python(instance.n, edges, part_a, part_b))
 
     def random_solution(
         self, instance: MinBisectionInstance, rng: np.random.Generator

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from npgym._scan import NOT_SCANNED, scan_rows
 from npgym.heuristics.jit import njit
 from npgym.kernels import (
     ID_OUT_OF_RANGE,
@@ -53,6 +54,17 @@ def check_bisection(
         if side[edges[row, 0]] != side[edges[row, 1]]:
             cut += edges[row, 2]
     return OK, 0, 0, cut
+
+
+@njit
+def scan_check_bisection(answer: bytes, n: int, edges: np.ndarray) -> tuple[int, int, int, int]:
+    """Read the answer text and check it in one call (``NOT_SCANNED`` first unless it is a list
+    of two integer lists)."""
+    scanned, values, offsets = scan_rows(answer)
+    if not scanned or offsets.shape[0] != 3:
+        return NOT_SCANNED, 0, 0, 0
+    part_a, part_b = values[offsets[0] : offsets[1]], values[offsets[1] : offsets[2]]
+    return check_bisection(n, edges, part_a, part_b)
 
 
 def check_bisection_python(

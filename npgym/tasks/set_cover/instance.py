@@ -7,7 +7,7 @@ from typing import Annotated, ClassVar, Literal
 import numpy as np
 from pydantic import Field, Strict, field_validator, model_validator
 
-from npgym.instance import Instance, Int
+from npgym.instance import Instance, Int, derived
 
 MAX_UNIVERSE = 2000
 MAX_SUBSETS = 2000
@@ -45,37 +45,25 @@ class SetCoverInstance(Instance):
                 )
         return self
 
-    @property
+    @derived
     def membership(self) -> np.ndarray:
         """Read-only boolean matrix: ``membership[j, e]`` when subset j holds element e."""
+        matrix = np.zeros((len(self.subsets), self.universe_size), dtype=np.bool_)
+        for index, subset in enumerate(self.subsets):
+            matrix[index, list(subset)] = True
+        matrix.setflags(write=False)
+        return matrix
 
-        def build() -> np.ndarray:
-            matrix = np.zeros((len(self.subsets), self.universe_size), dtype=np.bool_)
-            for index, subset in enumerate(self.subsets):
-                matrix[index, list(subset)] = True
-            matrix.setflags(write=False)
-            return matrix
-
-        return self.cached("membership", build)
-
-    @property
+    @derived
     def offsets(self) -> np.ndarray:
         """Subset j's elements are ``elements[offsets[j]:offsets[j + 1]]`` (read-only int64)."""
+        array = np.cumsum([0, *map(len, self.subsets)], dtype=np.int64)
+        array.setflags(write=False)
+        return array
 
-        def build() -> np.ndarray:
-            array = np.cumsum([0, *map(len, self.subsets)], dtype=np.int64)
-            array.setflags(write=False)
-            return array
-
-        return self.cached("offsets", build)
-
-    @property
+    @derived
     def elements(self) -> np.ndarray:
         """Every subset's elements, concatenated in subset order (read-only int64)."""
-
-        def build() -> np.ndarray:
-            array = np.array([e for subset in self.subsets for e in subset], dtype=np.int64)
-            array.setflags(write=False)
-            return array
-
-        return self.cached("elements", build)
+        array = np.array([e for subset in self.subsets for e in subset], dtype=np.int64)
+        array.setflags(write=False)
+        return array

@@ -12,7 +12,13 @@ from npgym.results import Objective, Reference, Score, Verdict
 from npgym.task import Task
 from npgym.tasks.set_cover import generator, prompt
 from npgym.tasks.set_cover.instance import SetCoverInstance
-from npgym.tasks.set_cover.verifier import OK, check_cover, check_cover_python, reason
+from npgym.tasks.set_cover.verifier import (
+    OK,
+    check_cover,
+    check_cover_python,
+    reason,
+    scan_check_cover,
+)
 
 IMPOSSIBLE = "Impossible"
 """The answer (and reference solution) for an instance whose subsets do not cover the universe."""
@@ -57,9 +63,18 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
     def check(self, instance: SetCoverInstance, solution: np.ndarray | str) -> Verdict:
         claims_impossible = isinstance(solution, str)
         ids = _NO_IDS if claims_impossible else solution
-        code, a, _, count = check_cover(
+        result = check_cover(
             instance.offsets, instance.elements, instance.universe_size, ids, claims_impossible
         )
+        return self.verdict(instance, (*result, claims_impossible))
+
+    def check_answer(self, instance: SetCoverInstance, answer: bytes) -> tuple[int, ...]:
+        offsets, elements = instance.offsets, instance.elements
+        return (*scan_check_cover(answer, offsets, elements, instance.universe_size), False)
+
+    def verdict(self, instance: SetCoverInstance, result: tuple[int, ...]) -> Verdict:
+        """``result`` is the kernel's, then whether the answer claims ``Impossible``."""
+        code, a, _, count, claims_impossible = result
         if code != OK:
             return Verdict(False, None, reason(code, a, len(instance.subsets)))
         return Verdict(True, None if claims_impossible else int(count))
@@ -68,12 +83,8 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
         claims_impossible = isinstance(solution, str)
         ids = [] if isinstance(solution, str) else solution.tolist()
         subsets = [list(subset) for subset in instance.subsets]
-        code, a, _, count = check_cover_python(
-            subsets, instance.universe_size, ids, claims_impossible
-        )
-        if code != OK:
-            return Verdict(False, None, reason(code, a, len(instance.subsets)))
-        return Verdict(True, None if claims_impossible else count)
+        result = check_cover_python(subsets, instance.universe_size, ids, claims_impossible)
+        return self.verdict(instance, (*result, claims_impossible))
 
     def ratio(self, objective: Objective | None, reference_objective: Objective | None) -> float:
         """A correct ``Impossible`` (objective ``None``) is optimal; covers compare as usual."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
 from npgym.kernels import (
     ID_OUT_OF_RANGE,
@@ -59,6 +60,18 @@ def check_cover(
         if not covered[element]:
             return NOT_COVERED, element, 0, 0
     return OK, 0, 0, ids.shape[0]
+
+
+@njit
+def scan_check_cover(
+    answer: bytes, offsets: np.ndarray, elements: np.ndarray, universe_size: int
+) -> tuple[int, int, int, int]:
+    """Read a list answer and check it in one call (``NOT_SCANNED`` first if not a list, the
+    word ``Impossible`` included)."""
+    scanned, ids = scan_flat(answer)
+    if not scanned:
+        return NOT_SCANNED, 0, 0, 0
+    return check_cover(offsets, elements, universe_size, ids, False)
 
 
 def check_cover_python(

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import model_validator
 
-from npgym.instance import Instance, Int
+from npgym.instance import Instance, Int, derived
 
 MAX_NUMBERS = 500
 MAX_VALUE = 100_000
@@ -47,13 +47,9 @@ class SubsetSumInstance(Instance):
         """How many numbers there are."""
         return len(self.numbers)
 
-    @property
+    @derived
     def array(self) -> np.ndarray:
         """The numbers as a read-only int64 array (built once per instance)."""
-
-        def build() -> np.ndarray:
-            array = np.array(self.numbers, dtype=np.int64)
-            array.setflags(write=False)
-            return array
-
-        return self.cached("array", build)
+        array = np.array(self.numbers, dtype=np.int64)
+        array.setflags(write=False)
+        return array

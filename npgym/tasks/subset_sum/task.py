@@ -12,7 +12,13 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.subset_sum import generator, prompt
 from npgym.tasks.subset_sum.instance import SubsetSumInstance
-from npgym.tasks.subset_sum.verifier import OK, check_subset, check_subset_python, reason
+from npgym.tasks.subset_sum.verifier import (
+    OK,
+    check_subset,
+    check_subset_python,
+    reason,
+    scan_check_subset,
+)
 
 
 class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
@@ -43,18 +49,20 @@ class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
         return as_int_array(value, "list of indices")
 
     def check(self, instance: SubsetSumInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, count = check_subset(instance.array, instance.target, solution)
+        return self.verdict(instance, check_subset(instance.array, instance.target, solution))
+
+    def check_answer(self, instance: SubsetSumInstance, answer: bytes) -> tuple[int, ...]:
+        return scan_check_subset(answer, instance.array, instance.target)
+
+    def verdict(self, instance: SubsetSumInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, count = result
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(count))
 
     def check_python(self, instance: SubsetSumInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, count = check_subset_python(
-            list(instance.numbers), instance.target, solution.tolist()
-        )
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, count)
+        result = check_subset_python(list(instance.numbers), instance.target, solution.tolist())
+        return self.verdict(instance, result)
 
     def random_solution(self, instance: SubsetSumInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(len(instance.numbers)) < 0.5).tolist()

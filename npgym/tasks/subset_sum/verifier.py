@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
 from npgym.kernels import (
     ID_OUT_OF_RANGE,
@@ -34,6 +35,15 @@ def check_subset(numbers: np.ndarray, target: int, ids: np.ndarray) -> tuple[int
     if total != target:
         return WRONG_SUM, total, target, 0
     return OK, 0, 0, ids.shape[0]
+
+
+@njit
+def scan_check_subset(answer: bytes, numbers: np.ndarray, target: int) -> tuple[int, int, int, int]:
+    """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
+    scanned, ids = scan_flat(answer)
+    if not scanned:
+        return NOT_SCANNED, 0, 0, 0
+    return check_subset(numbers, target, ids)
 
 
 def check_subset_python(

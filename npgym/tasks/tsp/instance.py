@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import model_validator
 
-from npgym.instance import Instance, Int
+from npgym.instance import Instance, Int, derived
 
 MAX_CITIES = 2000
 MAX_DISTANCE = 10**9
@@ -51,10 +51,10 @@ class TSPInstance(Instance):
         """Number of cities."""
         return len(self.distances)
 
-    @property
+    @derived
     def matrix(self) -> np.ndarray:
         """The distances as a read-only int64 array (built once per instance)."""
-        return self.cached("matrix", lambda: _as_array(self.distances))
+        return _as_array(self.distances)
 
 
 def _as_array(rows: tuple[tuple[int, ...], ...]) -> np.ndarray:

@@ -12,7 +12,7 @@ from npgym.results import Reference, Verdict
 from npgym.task import Task
 from npgym.tasks.tsp import generator, prompt
 from npgym.tasks.tsp.instance import TSPInstance
-from npgym.tasks.tsp.verifier import OK, check_tour, check_tour_python, reason
+from npgym.tasks.tsp.verifier import OK, check_tour, check_tour_python, reason, scan_check_tour
 
 
 class TSPTask(Task[TSPInstance, generator.TSPConfig]):
@@ -40,18 +40,20 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
         return as_int_array(value, "tour")
 
     def check(self, instance: TSPInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, length = check_tour(instance.matrix, solution)
+        return self.verdict(instance, check_tour(instance.matrix, solution))
+
+    def check_answer(self, instance: TSPInstance, answer: bytes) -> tuple[int, ...]:
+        return scan_check_tour(answer, instance.matrix)
+
+    def verdict(self, instance: TSPInstance, result: tuple[int, ...]) -> Verdict:
+        code, a, b, length = result
         if code != OK:
             return Verdict(False, None, reason(code, a, b, instance.n))
         return Verdict(True, int(length))
 
     def check_python(self, instance: TSPInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, length = check_tour_python(
-            [list(row) for row in instance.distances], solution.tolist()
-        )
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, length)
+        distances = [list(row) for row in instance.distances]
+        return self.verdict(instance, check_tour_python(distances, solution.tolist()))
 
     def random_solution(self, instance: TSPInstance, rng: np.random.Generator) -> list[int]:
         tour = rng.permutation(instance.n).tolist()

@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 
+from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
 
 OK, TOO_SHORT, OUT_OF_RANGE, NOT_CLOSED, REPEATED, MISSING = range(6)
@@ -43,6 +44,15 @@ def check_tour(dist: np.ndarray, tour: np.ndarray) -> tuple[int, int, int, int]:
     for position in range(m - 1):
         length += dist[tour[position], tour[position + 1]]
     return OK, 0, 0, length
+
+
+@njit
+def scan_check_tour(answer: bytes, dist: np.ndarray) -> tuple[int, int, int, int]:
+    """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
+    scanned, tour = scan_flat(answer)
+    if not scanned:
+        return NOT_SCANNED, 0, 0, 0
+    return check_tour(dist, tour)
 
 
 def check_tour_python(dist: list[list[int]], tour: list[int]) -> tuple[int, int, int, int]:
