@@ -275,7 +275,7 @@ def test_difficulty_extremes_stay_valid() -> None:
         assert config.n_min <= instance.n <= config.n_max
         assert len(set(instance.planted_colouring)) <= instance.n
     assert TASK.config(difficulty=0.0).density < TASK.tiers["easy"].density
-    tiny = TASK.generate(0, config={"n_min": 3, "n_max": 3, "colours_min": 9, "colours_max": 9})
+    tiny = TASK.generate(0, overrides={"n_min": 3, "n_max": 3, "colours_min": 9, "colours_max": 9})
     assert len(set(tiny.planted_colouring)) == 3
 
 
