@@ -133,9 +133,7 @@ def resolve_config(
     return config_type.model_validate({**base.model_dump(), **dict(overrides)})
 
 
-def overrides_or_config(
-    overrides: OverridesT | None, config: OverridesT | None, where: str
-) -> OverridesT | None:
+def overrides_or_config(overrides: OverridesT, config: OverridesT, where: str) -> OverridesT:
     """The generator overrides given to ``where``, under their name or the deprecated ``config``.
 
     ``config=`` is the keyword's old name: it keeps working for one release, with a
