@@ -114,7 +114,7 @@ def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
             assert exact.proven_optimal and exact.objective == exact.bound == optimum
             assert exact.witness.tolist() == sorted(set(exact.witness.tolist()))
             assert exact.witness.size == optimum and solvers.is_clique(adjacency, exact.witness)
-        assert heuristic.size <= optimum <= solvers.colour_bound(adjacency)
+        assert heuristic.size <= optimum <= solvers.color_bound(adjacency)
         assert len(set(heuristic.tolist())) == heuristic.size
         assert solvers.is_clique(adjacency, heuristic)
 
@@ -148,7 +148,7 @@ def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
     adjacency = random_adjacency(np.random.default_rng(3), 60, 0.5)
     result = solvers.exact_clique(adjacency, effort=0.0)
     assert not result.proven_optimal
-    assert result.objective < result.bound <= solvers.colour_bound(adjacency)
+    assert result.objective < result.bound <= solvers.color_bound(adjacency)
     assert solvers.is_clique(adjacency, result.witness)
 
 

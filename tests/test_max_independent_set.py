@@ -131,7 +131,7 @@ def test_complement_adjacency_has_no_self_loops() -> None:
     assert not complement.diagonal().any() and not complement.flags.writeable
     assert (complement | CYCLE_AND_MORE.adjacency | np.eye(7, dtype=bool)).all()
     assert not (complement & CYCLE_AND_MORE.adjacency).any()
-    assert solvers.colour_bound(complement) >= 4
+    assert solvers.color_bound(complement) >= 4
 
 
 def test_reference_is_deterministic() -> None:

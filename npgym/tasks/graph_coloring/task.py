@@ -14,8 +14,8 @@ from npgym.tasks.graph_coloring import generator, prompt
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 from npgym.tasks.graph_coloring.verifier import (
     OK,
-    check_colouring,
-    check_colouring_python,
+    check_coloring,
+    check_coloring_python,
     reason,
 )
 
@@ -56,13 +56,13 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         return as_int_array(value, "colouring")
 
     def check(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, c, used = check_colouring(instance.n, instance.edge_array, solution)
+        code, a, b, c, used = check_coloring(instance.n, instance.edge_array, solution)
         if code != OK:
             return Verdict(False, None, reason(code, a, b, c, instance.n))
         return Verdict(True, int(used))
 
     def check_python(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
-        code, a, b, c, used = check_colouring_python(
+        code, a, b, c, used = check_coloring_python(
             instance.n, list(instance.edges), solution.tolist()
         )
         if code != OK:
@@ -76,8 +76,8 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         return rng.integers(0, palette, size=instance.n).tolist()
 
     def greedy_solution(self, instance: GraphColoringInstance) -> list[int]:
-        colours = solvers.dsatur(*solvers.neighbour_lists(instance.adjacency))
-        return solvers.canonical_colouring(colours)
+        colors = solvers.dsatur(*solvers.neighbour_lists(instance.adjacency))
+        return solvers.canonical_coloring(colors)
 
     def baseline_solution(self, instance: GraphColoringInstance) -> list[int]:
         """Every vertex its own colour, ``[0, 1, ..., n-1]``: proper on any graph."""
@@ -87,16 +87,16 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         self, instance: GraphColoringInstance, *, exact: bool, time_limit: float
     ) -> Reference:
         if not exact:
-            colours, count = solvers.heuristic_colouring(instance.adjacency)
+            colors, count = solvers.heuristic_coloring(instance.adjacency)
             return Reference(
                 objective=count,
-                solution=colours.tolist(),
+                solution=colors.tolist(),
                 proven_optimal=False,
                 method="heuristic",
                 solver="DSatur+Tabucol",
             )
         planted = instance.planted_colouring
-        result = solvers.exact_colouring(
+        result = solvers.exact_coloring(
             instance.adjacency,
             time_limit,
             incumbent=None if planted is None else np.array(planted, dtype=np.int64),
