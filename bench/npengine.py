@@ -156,7 +156,7 @@ def answer_text(task_name: str, task: npgym.Task, solution: Any) -> str:
 def npengine_answer_text(task_name: str, task: npgym.Task, solution: Any) -> str:
     """The same answer for NP-ENGINE: its colours count from 1, npgym's from 0."""
     if task_name == "GraphColoring":
-        return task.format_answer([colour + 1 for colour in solution])
+        return task.format_answer([color + 1 for color in solution])
     return answer_text(task_name, task, solution)
 
 

@@ -88,9 +88,9 @@ def measure(
     for seed in range(count):
         started = time.perf_counter()
         if difficulty is None:
-            instance = task.generate(seed, tier=tier, config=config)
+            instance = task.generate(seed, tier=tier, overrides=config)
         else:
-            instance = task.generate(seed, difficulty=difficulty, config=config)
+            instance = task.generate(seed, difficulty=difficulty, overrides=config)
         generation.append(time.perf_counter() - started)
         started = time.perf_counter()
         quick = task.solve(instance, exact=False, time_limit=limit)

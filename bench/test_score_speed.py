@@ -49,7 +49,7 @@ def _check_many(dist: np.ndarray, tours: np.ndarray) -> np.ndarray:
 
 def _tsp_tours(count: int) -> tuple[np.ndarray, np.ndarray]:
     task = npgym.get_task("TSP")
-    instance = task.generate(0, config={"n_min": 50, "n_max": 50})
+    instance = task.generate(0, overrides={"n_min": 50, "n_max": 50})
     rng = np.random.default_rng(0)
     tours = np.stack([np.append(p, p[0]) for p in (rng.permutation(50) for _ in range(count))])
     return instance.matrix, tours.astype(np.int64)

@@ -6,7 +6,7 @@ A maximum independent set of a graph is a maximum clique of its complement
 - :func:`heuristic_clique`: greedy construction from several start vertices (always add the
   candidate with the most candidate neighbours), each improved by a local search of additions
   and (1,2)-swaps (drop one vertex, add two) until neither applies (numba).
-- :func:`colour_bound`: greedy sequential colouring in smallest-last order; no clique is larger
+- :func:`color_bound`: greedy sequential colouring in smallest-last order; no clique is larger
   than the number of colours.
 - :func:`exact_clique`: branch and bound with greedy colouring bounds (MCQ, Tomita and Seki
   2003) within a work budget: the search state lives in arrays, so it runs in chunks of nodes and
@@ -198,12 +198,12 @@ def smallest_last_order(adjacency: np.ndarray) -> np.ndarray:
 
 
 @njit
-def _colour_sort(
+def _color_sort(
     adj: np.ndarray,
     vertices: np.ndarray,
     count: int,
     out_vertices: np.ndarray,
-    out_colours: np.ndarray,
+    out_colors: np.ndarray,
     offset: int,
     head: np.ndarray,
     tail: np.ndarray,
@@ -215,12 +215,12 @@ def _colour_sort(
     ``head``, ``tail`` and ``following`` are scratch space for the classes (linked lists of
     positions in ``vertices``). Returns the number of colours.
     """
-    colours = 0
+    colors = 0
     for index in range(count):
         vertex = vertices[index]
-        colour = 0
-        while colour < colours:
-            member = head[colour]
+        color = 0
+        while color < colors:
+            member = head[color]
             clash = False
             while member >= 0:
                 if adj[vertex, vertices[member]]:
@@ -229,48 +229,48 @@ def _colour_sort(
                 member = following[member]
             if not clash:
                 break
-            colour += 1
-        if colour == colours:
-            head[colour] = index
-            colours += 1
+            color += 1
+        if color == colors:
+            head[color] = index
+            colors += 1
         else:
-            following[tail[colour]] = index
-        tail[colour] = index
+            following[tail[color]] = index
+        tail[color] = index
         following[index] = -1
     position = offset
-    for colour in range(colours):
-        member = head[colour]
+    for color in range(colors):
+        member = head[color]
         while member >= 0:
             out_vertices[position] = vertices[member]
-            out_colours[position] = colour + 1
+            out_colors[position] = color + 1
             position += 1
             member = following[member]
-    return colours
+    return colors
 
 
-def _root_colouring(adj: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def _root_coloring(adj: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """All vertices colour-sorted in smallest-last order: (vertices, colours, colour count)."""
     n = adj.shape[0]
-    vertices, colours = np.empty(n, np.int64), np.empty(n, np.int64)
+    vertices, colors = np.empty(n, np.int64), np.empty(n, np.int64)
     head, tail, following = (np.empty(n, np.int64) for _ in range(3))
-    count = _colour_sort(
-        adj, smallest_last_order(adj), n, vertices, colours, 0, head, tail, following
+    count = _color_sort(
+        adj, smallest_last_order(adj), n, vertices, colors, 0, head, tail, following
     )
-    return vertices, colours, int(count)
+    return vertices, colors, int(count)
 
 
-def colour_bound(adjacency: np.ndarray) -> int:
+def color_bound(adjacency: np.ndarray) -> int:
     """Number of colours of a greedy colouring in smallest-last order: an upper bound on the
     clique number (for the complement graph: on the independence number)."""
     adj = _as_matrix(adjacency)
-    return _root_colouring(adj)[2] if adj.shape[0] else 0
+    return _root_coloring(adj)[2] if adj.shape[0] else 0
 
 
 @njit
 def _branch(
     adj: np.ndarray,
     level_vertices: np.ndarray,
-    level_colours: np.ndarray,
+    level_colors: np.ndarray,
     level_start: np.ndarray,
     level_size: np.ndarray,
     level_next: np.ndarray,
@@ -300,7 +300,7 @@ def _branch(
     while work < work_limit:
         base = level_start[depth]
         index = level_next[depth]
-        if index < 0 or depth + level_colours[base + index] <= best_size:
+        if index < 0 or depth + level_colors[base + index] <= best_size:
             if depth == 0:
                 level_next[0] = -1
                 exhausted = True
@@ -324,10 +324,10 @@ def _branch(
                 best[:best_size] = path[:best_size]
             continue
         child = base + level_size[depth]
-        colours = _colour_sort(
-            adj, candidates, count, level_vertices, level_colours, child, head, tail, following
+        colors = _color_sort(
+            adj, candidates, count, level_vertices, level_colors, child, head, tail, following
         )
-        work += count * colours
+        work += count * colors
         depth += 1
         level_start[depth] = child
         level_size[depth] = count
@@ -362,12 +362,12 @@ def exact_clique(
     if n == 0:
         return SolverResult(clique, 0, 0)
     work_budget = work_units(effort, WORK_PER_SECOND)
-    root_vertices, root_colours, upper = _root_colouring(adj)
+    root_vertices, root_colors, upper = _root_coloring(adj)
     levels = min(upper, n)  # level d follows d chosen vertices, so d < clique number <= upper
     capacity = min(n * levels, n * (n + 1) // 2)  # level sizes shrink strictly down the path
     level_vertices = np.empty(capacity, np.int64)
-    level_colours = np.empty(capacity, np.int64)
-    level_vertices[:n], level_colours[:n] = root_vertices, root_colours
+    level_colors = np.empty(capacity, np.int64)
+    level_vertices[:n], level_colors[:n] = root_vertices, root_colors
     level_start = np.zeros(levels + 1, np.int64)
     level_size = np.zeros(levels + 1, np.int64)
     level_next = np.zeros(levels + 1, np.int64)
@@ -381,7 +381,7 @@ def exact_clique(
         exhausted = _branch(
             adj,
             level_vertices,
-            level_colours,
+            level_colors,
             level_start,
             level_size,
             level_next,
@@ -393,7 +393,7 @@ def exact_clique(
     size = int(counters[1])
     # Every clique not yet seen lies in the level-0 branch being explored or an earlier one,
     # whose colours are no larger.
-    unexplored = int(level_colours[min(level_next[0] + 1, n - 1)])
+    unexplored = int(level_colors[min(level_next[0] + 1, n - 1)])
     bound = size if exhausted else max(size, unexplored)
     stopped = "" if bound == size else "deadline" if deadline.fired else "budget"
     return SolverResult(np.sort(best[:size]), size, bound, int(counters[2]), stopped)

@@ -3,10 +3,10 @@
 - :func:`dsatur`: Brélaz's greedy DSatur (most distinct neighbour colours first) (numba).
 - :func:`tabucol`: Hertz and de Werra's tabu search for a conflict-free k-colouring, driven by a
   fixed-seed xorshift generator so it is deterministic on every machine (numba).
-- :func:`heuristic_colouring`: DSatur, then Tabucol with one colour fewer until it fails.
+- :func:`heuristic_coloring`: DSatur, then Tabucol with one colour fewer until it fails.
 - :func:`max_clique`: a clique as large as the branch and bound of Tomita's MCQ finds within a
   node budget; its size is a lower bound on the chromatic number (numba).
-- :func:`exact_colouring`: the chromatic number with proof. The clique gives the lower bound and
+- :func:`exact_coloring`: the chromatic number with proof. The clique gives the lower bound and
   fixes the colours of its vertices (symmetry breaking); DSatur + Tabucol give the upper bound; if
   they differ, an exact DSatur branch and bound closes the gap within a node budget. The search
   runs in chunks between which the wall-clock safety net is checked, so its result never depends
@@ -33,7 +33,7 @@ CLIQUE_NODE_LIMIT = 1_000_000
 SEARCH_CHUNK_NODES = 200_000
 """Colouring branch-and-bound nodes between two looks at the wall-clock safety net."""
 CERTIFIED_SOLVER = "checked clique certificate + planted colouring"
-"""How :func:`exact_colouring` names a proof that a confirmed clique certificate gave at once."""
+"""How :func:`exact_coloring` names a proof that a confirmed clique certificate gave at once."""
 WORK_PER_SECOND = 200_000_000
 """Colouring branch-and-bound work per nominal second of effort, in nodes times vertices (a node
 scans every vertex for the most saturated one): 5 million nodes a second at 40 vertices."""
@@ -48,11 +48,11 @@ def neighbour_lists(adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit
-def colour_count(colours: np.ndarray) -> int:
+def color_count(colors: np.ndarray) -> int:
     """Number of distinct colours used."""
-    if colours.shape[0] == 0:
+    if colors.shape[0] == 0:
         return 0
-    ordered = np.sort(colours)
+    ordered = np.sort(colors)
     count = 1
     for position in range(1, ordered.shape[0]):
         if ordered[position] != ordered[position - 1]:
@@ -60,16 +60,16 @@ def colour_count(colours: np.ndarray) -> int:
     return count
 
 
-def canonical_colouring(colours: np.ndarray) -> list[int]:
+def canonical_coloring(colors: np.ndarray) -> list[int]:
     """Relabel colours by first appearance, so vertex 0 has colour 0, the next new one 1, ..."""
     labels: dict[int, int] = {}
-    return [labels.setdefault(int(colour), len(labels)) for colour in colours]
+    return [labels.setdefault(int(color), len(labels)) for color in colors]
 
 
-def is_proper(adjacency: np.ndarray, colours: np.ndarray) -> bool:
+def is_proper(adjacency: np.ndarray, colors: np.ndarray) -> bool:
     """True when no edge joins two vertices of the same colour."""
     first, second = np.nonzero(np.triu(adjacency, 1))
-    return bool(np.all(colours[first] != colours[second]))
+    return bool(np.all(colors[first] != colors[second]))
 
 
 def first_non_edge(adjacency: np.ndarray, vertices: Sequence[int]) -> tuple[int, int] | None:
@@ -97,12 +97,12 @@ def is_clique(adjacency: np.ndarray, vertices: Sequence[int]) -> bool:
 
 
 @njit
-def _most_saturated(colours: np.ndarray, saturation: np.ndarray, free_degree: np.ndarray) -> int:
+def _most_saturated(colors: np.ndarray, saturation: np.ndarray, free_degree: np.ndarray) -> int:
     """DSatur's choice: the uncoloured vertex with the most distinct neighbour colours, then
     the most uncoloured neighbours, then the lowest id; -1 when all are coloured."""
     vertex = -1
-    for candidate in range(colours.shape[0]):
-        if colours[candidate] >= 0:
+    for candidate in range(colors.shape[0]):
+        if colors[candidate] >= 0:
             continue
         if (
             vertex < 0
@@ -121,23 +121,23 @@ def dsatur(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Greedy DSatur: colour next the vertex seeing the most colours (then the most uncoloured
     neighbours, then the lowest id) with the smallest colour its neighbours do not use."""
     n = indptr.shape[0] - 1
-    colours = np.full(n, -1, np.int64)
+    colors = np.full(n, -1, np.int64)
     seen = np.zeros((n, n + 1), np.int64)
     saturation = np.zeros(n, np.int64)
     free_degree = indptr[1:] - indptr[:-1]
     for _ in range(n):
-        vertex = _most_saturated(colours, saturation, free_degree)
-        colour = 0
-        while seen[vertex, colour] > 0:
-            colour += 1
-        colours[vertex] = colour
+        vertex = _most_saturated(colors, saturation, free_degree)
+        color = 0
+        while seen[vertex, color] > 0:
+            color += 1
+        colors[vertex] = color
         for position in range(indptr[vertex], indptr[vertex + 1]):
             neighbour = indices[position]
-            if seen[neighbour, colour] == 0:
+            if seen[neighbour, color] == 0:
                 saturation[neighbour] += 1
-            seen[neighbour, colour] += 1
+            seen[neighbour, color] += 1
             free_degree[neighbour] -= 1
-    return colours
+    return colors
 
 
 @njit
@@ -164,27 +164,27 @@ def tabucol(
     colouring and whether it is conflict-free.
     """
     n = indptr.shape[0] - 1
-    colours = start.copy()
+    colors = start.copy()
     counts = np.zeros((n, k), np.int64)
     for vertex in range(n):
-        if colours[vertex] >= k:
-            colours[vertex] = -1
+        if colors[vertex] >= k:
+            colors[vertex] = -1
     for vertex in range(n):
-        if colours[vertex] >= 0:
+        if colors[vertex] >= 0:
             for position in range(indptr[vertex], indptr[vertex + 1]):
-                counts[indices[position], colours[vertex]] += 1
+                counts[indices[position], colors[vertex]] += 1
     for vertex in range(n):
-        if colours[vertex] < 0:
-            colour = 0
+        if colors[vertex] < 0:
+            color = 0
             for candidate in range(1, k):
-                if counts[vertex, candidate] < counts[vertex, colour]:
-                    colour = candidate
-            colours[vertex] = colour
+                if counts[vertex, candidate] < counts[vertex, color]:
+                    color = candidate
+            colors[vertex] = color
             for position in range(indptr[vertex], indptr[vertex + 1]):
-                counts[indices[position], colour] += 1
+                counts[indices[position], color] += 1
     conflicts = 0
     for vertex in range(n):
-        conflicts += counts[vertex, colours[vertex]]
+        conflicts += counts[vertex, colors[vertex]]
     conflicts //= 2
     best_conflicts = conflicts
     tabu_until = np.zeros((n, k), np.int64)
@@ -192,61 +192,61 @@ def tabucol(
     for iteration in range(iterations):
         if conflicts == 0:
             break
-        best_delta, ties, moved_vertex, moved_colour, conflicting = n + 1, 0, -1, -1, 0
+        best_delta, ties, moved_vertex, moved_color, conflicting = n + 1, 0, -1, -1, 0
         for vertex in range(n):
-            current = colours[vertex]
+            current = colors[vertex]
             if counts[vertex, current] == 0:
                 continue
             conflicting += 1
-            for colour in range(k):
-                if colour == current:
+            for color in range(k):
+                if color == current:
                     continue
-                delta = counts[vertex, colour] - counts[vertex, current]
-                if tabu_until[vertex, colour] > iteration and conflicts + delta >= best_conflicts:
+                delta = counts[vertex, color] - counts[vertex, current]
+                if tabu_until[vertex, color] > iteration and conflicts + delta >= best_conflicts:
                     continue
                 if delta < best_delta:
-                    best_delta, ties, moved_vertex, moved_colour = delta, 1, vertex, colour
+                    best_delta, ties, moved_vertex, moved_color = delta, 1, vertex, color
                 elif delta == best_delta:
                     ties += 1
                     if _xorshift(state) % ties == 0:
-                        moved_vertex, moved_colour = vertex, colour
+                        moved_vertex, moved_color = vertex, color
         if moved_vertex < 0:
             continue
-        previous = colours[moved_vertex]
-        colours[moved_vertex] = moved_colour
+        previous = colors[moved_vertex]
+        colors[moved_vertex] = moved_color
         for position in range(indptr[moved_vertex], indptr[moved_vertex + 1]):
             neighbour = indices[position]
             counts[neighbour, previous] -= 1
-            counts[neighbour, moved_colour] += 1
+            counts[neighbour, moved_color] += 1
         conflicts += best_delta
         best_conflicts = min(best_conflicts, conflicts)
         tenure = (6 * conflicting) // 10 + _xorshift(state) % 10
         tabu_until[moved_vertex, previous] = iteration + 1 + tenure
-    return colours, conflicts == 0
+    return colors, conflicts == 0
 
 
-def heuristic_colouring(
+def heuristic_coloring(
     adjacency: np.ndarray, lower_bound: int = 1, iterations: int = TABUCOL_ITERATIONS
 ) -> tuple[np.ndarray, int]:
     """DSatur, then Tabucol with one colour fewer while it succeeds (and the count is above
     ``lower_bound``). Returns the canonical colouring and its colour count. Deterministic."""
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     indptr, indices = neighbour_lists(adjacency)
-    colours = dsatur(indptr, indices)
-    count = int(colour_count(colours))
+    colors = dsatur(indptr, indices)
+    count = int(color_count(colors))
     while count > max(lower_bound, 1):
-        candidate, found = tabucol(indptr, indices, colours, count - 1, iterations, count)
+        candidate, found = tabucol(indptr, indices, colors, count - 1, iterations, count)
         if not found:
             break
-        colours, count = candidate, count - 1
-    return np.array(canonical_colouring(colours), dtype=np.int64), count
+        colors, count = candidate, count - 1
+    return np.array(canonical_coloring(colors), dtype=np.int64), count
 
 
 # --- lower bound --------------------------------------------------------------------------------
 
 
 @njit
-def _colour_sort(
+def _color_sort(
     adjacency: np.ndarray,
     candidates: np.ndarray,
     count: int,
@@ -271,11 +271,11 @@ def _colour_sort(
         for j in range(i):
             blocked[classes[j]] = False
     position = 0
-    for colour in range(class_total):
+    for color in range(class_total):
         for i in range(count):
-            if classes[i] == colour:
+            if classes[i] == color:
                 out_order[position] = candidates[i]
-                out_bound[position] = colour + 1
+                out_bound[position] = color + 1
                 position += 1
 
 
@@ -296,7 +296,7 @@ def _max_clique(adjacency: np.ndarray, node_limit: int) -> tuple[np.ndarray, boo
     best = np.empty(n, np.int64)
     best_size = 0
     scratch = np.empty(n, np.int64)
-    _colour_sort(adjacency, initial, n, order[0], bound[0])
+    _color_sort(adjacency, initial, n, order[0], bound[0])
     remaining[0] = n
     depth, nodes = 0, 0
     while depth >= 0:
@@ -322,7 +322,7 @@ def _max_clique(adjacency: np.ndarray, node_limit: int) -> tuple[np.ndarray, boo
                 best[:best_size] = current[:best_size]
             remaining[depth] -= 1
             continue
-        _colour_sort(adjacency, scratch, count, order[depth + 1], bound[depth + 1])
+        _color_sort(adjacency, scratch, count, order[depth + 1], bound[depth + 1])
         remaining[depth + 1] = count
         depth += 1
     return best[:best_size].copy(), True
@@ -352,20 +352,20 @@ _DEPTH, _USED, _BEST, _LOWER, _DESCEND, _BASE, _FINISHED = range(7)
 def _assign(
     indptr: np.ndarray,
     indices: np.ndarray,
-    colours: np.ndarray,
+    colors: np.ndarray,
     seen: np.ndarray,
     saturation: np.ndarray,
     free_degree: np.ndarray,
     vertex: int,
-    colour: int,
+    color: int,
 ) -> None:
-    """Give ``vertex`` ``colour`` and update its neighbours' colour counts and saturation."""
-    colours[vertex] = colour
+    """Give ``vertex`` ``color`` and update its neighbours' colour counts and saturation."""
+    colors[vertex] = color
     for position in range(indptr[vertex], indptr[vertex + 1]):
         neighbour = indices[position]
-        if seen[neighbour, colour] == 0:
+        if seen[neighbour, color] == 0:
             saturation[neighbour] += 1
-        seen[neighbour, colour] += 1
+        seen[neighbour, color] += 1
         free_degree[neighbour] -= 1
 
 
@@ -373,19 +373,19 @@ def _assign(
 def _unassign(
     indptr: np.ndarray,
     indices: np.ndarray,
-    colours: np.ndarray,
+    colors: np.ndarray,
     seen: np.ndarray,
     saturation: np.ndarray,
     free_degree: np.ndarray,
     vertex: int,
 ) -> None:
     """Undo :func:`_assign` for ``vertex``."""
-    colour = colours[vertex]
-    colours[vertex] = -1
+    color = colors[vertex]
+    colors[vertex] = -1
     for position in range(indptr[vertex], indptr[vertex + 1]):
         neighbour = indices[position]
-        seen[neighbour, colour] -= 1
-        if seen[neighbour, colour] == 0:
+        seen[neighbour, color] -= 1
+        if seen[neighbour, color] == 0:
             saturation[neighbour] -= 1
         free_degree[neighbour] += 1
 
@@ -394,12 +394,12 @@ def _unassign(
 def _search(
     indptr: np.ndarray,
     indices: np.ndarray,
-    colours: np.ndarray,
+    colors: np.ndarray,
     seen: np.ndarray,
     saturation: np.ndarray,
     free_degree: np.ndarray,
     vertex_at: np.ndarray,
-    next_colour: np.ndarray,
+    next_color: np.ndarray,
     used_at: np.ndarray,
     best: np.ndarray,
     status: np.ndarray,
@@ -413,14 +413,14 @@ def _search(
     incumbent. Depths below ``status[_BASE]`` are the pre-coloured clique. The search ends when it
     backtracks past them (the incumbent is optimal) or reaches the lower bound.
     """
-    n = colours.shape[0]
+    n = colors.shape[0]
     depth, used, best_count = status[_DEPTH], status[_USED], status[_BEST]
     lower, descend, base = status[_LOWER], status[_DESCEND], status[_BASE]
     nodes = 0
     while nodes < node_budget:
         if descend:
             if depth == n:
-                best[:] = colours
+                best[:] = colors
                 best_count = used
                 if best_count <= lower:
                     status[_FINISHED] = 1
@@ -428,28 +428,28 @@ def _search(
                 depth -= 1
                 descend = 0
                 continue
-            vertex = _most_saturated(colours, saturation, free_degree)
+            vertex = _most_saturated(colors, saturation, free_degree)
             vertex_at[depth] = vertex
-            next_colour[depth] = 0
+            next_color[depth] = 0
             used_at[depth] = used
         vertex = vertex_at[depth]
-        if colours[vertex] >= 0:
-            _unassign(indptr, indices, colours, seen, saturation, free_degree, vertex)
+        if colors[vertex] >= 0:
+            _unassign(indptr, indices, colors, seen, saturation, free_degree, vertex)
             used = used_at[depth]
         limit = min(used, best_count - 2)
-        colour = next_colour[depth]
-        while colour <= limit and seen[vertex, colour] > 0:
-            colour += 1
-        if colour > limit:
+        color = next_color[depth]
+        while color <= limit and seen[vertex, color] > 0:
+            color += 1
+        if color > limit:
             depth -= 1
             descend = 0
             if depth < base:
                 status[_FINISHED] = 1
                 break
             continue
-        next_colour[depth] = colour + 1
-        _assign(indptr, indices, colours, seen, saturation, free_degree, vertex, colour)
-        if colour == used:
+        next_color[depth] = color + 1
+        _assign(indptr, indices, colors, seen, saturation, free_degree, vertex, color)
+        if color == used:
             used += 1
         depth += 1
         descend = 1
@@ -462,7 +462,7 @@ def _search(
     )
 
 
-def exact_colouring(
+def exact_coloring(
     adjacency: np.ndarray,
     effort: float = 60.0,
     incumbent: np.ndarray | None = None,
@@ -489,30 +489,30 @@ def exact_colouring(
     known = sorted(int(v) for v in certificate) if certificate is not None else []
     if not is_clique(adjacency, known):
         known = []
-    if incumbent is not None and known and colour_count(incumbent) <= len(known):
+    if incumbent is not None and known and color_count(incumbent) <= len(known):
         count = len(known)
-        witness = np.array(canonical_colouring(incumbent), dtype=np.int64)
+        witness = np.array(canonical_coloring(incumbent), dtype=np.int64)
         return SolverResult(witness, count, count, solver=CERTIFIED_SOLVER)
     clique, _ = max_clique(adjacency, clique_node_limit)
     if len(known) > len(clique):
         clique = known
     lower = max(len(clique), 1 if n else 0)
-    colours, count = heuristic_colouring(adjacency, lower, tabucol_iterations)
-    if incumbent is not None and colour_count(incumbent) < count:
-        colours = np.array(canonical_colouring(incumbent), dtype=np.int64)
-        count = int(colour_count(colours))
+    colors, count = heuristic_coloring(adjacency, lower, tabucol_iterations)
+    if incumbent is not None and color_count(incumbent) < count:
+        colors = np.array(canonical_coloring(incumbent), dtype=np.int64)
+        count = int(color_count(colors))
     if count <= lower:
-        return SolverResult(colours, count, count)
+        return SolverResult(colors, count, count)
     indptr, indices = neighbour_lists(adjacency)
     partial = np.full(n, -1, np.int64)
     seen = np.zeros((n, n + 1), np.int64)
     saturation = np.zeros(n, np.int64)
     free_degree = indptr[1:] - indptr[:-1]
-    for colour, vertex in enumerate(clique):
-        _assign(indptr, indices, partial, seen, saturation, free_degree, vertex, colour)
-    best = colours.copy()
+    for color, vertex in enumerate(clique):
+        _assign(indptr, indices, partial, seen, saturation, free_degree, vertex, color)
+    best = colors.copy()
     status = np.array([len(clique), len(clique), count, lower, 1, len(clique), 0], np.int64)
-    vertex_at, next_colour, used_at = (np.zeros(n + 1, np.int64) for _ in range(3))
+    vertex_at, next_color, used_at = (np.zeros(n + 1, np.int64) for _ in range(3))
     node_budget, nodes = max(1, work_units(effort, WORK_PER_SECOND) // n), 0
     while not status[_FINISHED] and nodes < node_budget and not deadline.expired():
         chunk = min(SEARCH_CHUNK_NODES, node_budget - nodes)
@@ -524,7 +524,7 @@ def exact_colouring(
             saturation,
             free_degree,
             vertex_at,
-            next_colour,
+            next_color,
             used_at,
             best,
             status,
@@ -535,7 +535,7 @@ def exact_colouring(
     proven = bool(status[_FINISHED])
     stopped = "" if proven else "deadline" if deadline.fired else "budget"
     return SolverResult(
-        np.array(canonical_colouring(best), dtype=np.int64),
+        np.array(canonical_coloring(best), dtype=np.int64),
         count,
         count if proven else lower,
         nodes,

@@ -59,7 +59,7 @@ def list_command() -> None:
 @click.option(
     "--overrides",
     "--config",
-    "config_json",
+    "overrides_json",
     help="Generator config overrides as JSON, e.g. '{\"n_max\": 80}'.",
 )
 @click.option("-n", "count", type=click.IntRange(min=1), default=100, show_default=True)
@@ -79,7 +79,7 @@ def generate(
     task_name: str,
     tier: str | None,
     difficulty: float | None,
-    config_json: str | None,
+    overrides_json: str | None,
     count: int,
     seed: int,
     reference_mode: ReferenceMode,
@@ -103,7 +103,7 @@ def generate(
             count=count,
             mix=None if difficulty is not None else {tier or "medium": 1.0},
             difficulty=difficulty,
-            overrides=_parse_overrides(config_json),
+            overrides=_parse_overrides(overrides_json),
             seed=seed,
             reference=reference_mode,
             time_limit=time_limit,

@@ -19,6 +19,7 @@ Integer fields are rounded, every value is clamped to its field's bounds, and no
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -41,6 +42,7 @@ benchmark size."""
 GROWTH_AT_MAX = 10.0
 
 C = TypeVar("C", bound="GeneratorConfig")
+OverridesT = TypeVar("OverridesT")
 
 
 class GeneratorConfig(BaseModel):
@@ -129,6 +131,23 @@ def resolve_config(
     if not overrides:
         return base
     return config_type.model_validate({**base.model_dump(), **dict(overrides)})
+
+
+def overrides_or_config(overrides: OverridesT, config: OverridesT, where: str) -> OverridesT:
+    """The generator overrides given to ``where``, under their name or the deprecated ``config``.
+
+    ``config=`` is the keyword's old name: it keeps working for one release, with a
+    ``DeprecationWarning``, and giving both is a ``TypeError``. (An instance's stored ``config``
+    field, the resolved generator config, keeps its name.)
+    """
+    if config is None:
+        return overrides
+    if overrides is not None:
+        raise TypeError(f"{where} got overrides= and its deprecated alias config=; give overrides=")
+    warnings.warn(
+        f"{where}(config=...) is deprecated; use overrides=...", DeprecationWarning, stacklevel=3
+    )
+    return config
 
 
 def growth_factor(difficulty: float) -> float:

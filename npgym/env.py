@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from npgym.config import overrides_or_config
 from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
 from npgym.registry import get_task
@@ -61,12 +62,12 @@ class NPGymEnv(gym.Env[str, str]):
     ``last`` or ``discounted`` with ``discount``) sets the episode reward; each step's reward is
     the change in it, so the return of an episode is its reward under the policy.
 
-    Other options (``gym.make("npgym/TSP-hard", **options)``): ``config`` overrides generator
-    fields, ``difficulty`` replaces the tier by the continuous knob, ``reward`` sets the reward
-    (a preset name, ``"np-engine"`` by default or ``"strict"``, a :class:`RewardConfig` or a
-    mapping of weights), ``exact_reference=False`` skips the
-    optimality proof and compares against the heuristic, ``reference_time_limit`` bounds the
-    proof in seconds (a positive finite number).
+    Other options (``gym.make("npgym/TSP-hard", **options)``): ``overrides`` lays values over
+    generator fields (``config`` is its deprecated old name), ``difficulty`` replaces the tier by
+    the continuous knob, ``reward`` sets the reward (a preset name, ``"np-engine"`` by default or
+    ``"strict"``, a :class:`RewardConfig` or a mapping of weights), ``exact_reference=False``
+    skips the optimality proof and compares against the heuristic, ``reference_time_limit``
+    bounds the proof in seconds (a positive finite number).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012 (gymnasium API)
@@ -77,7 +78,7 @@ class NPGymEnv(gym.Env[str, str]):
         tier: str | None = "medium",
         *,
         difficulty: float | None = None,
-        config: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, Any] | None = None,
         reward: RewardConfig | Mapping[str, float] | str | None = None,
         exact_reference: bool = True,
         reference_time_limit: float | None = None,
@@ -85,11 +86,13 @@ class NPGymEnv(gym.Env[str, str]):
         reward_policy: RewardPolicy = "best",
         discount: float = 0.9,
         render_mode: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         self.task = get_task(task)
         self.tier = None if difficulty is not None else tier
         self.difficulty = difficulty
-        self.overrides = dict(config) if config else None
+        overrides = overrides_or_config(overrides, config, "NPGymEnv")
+        self.overrides = dict(overrides) if overrides else None
         self.task.config(self.tier, difficulty, self.overrides)  # fail at make() on a bad config
         self.reward_config = resolve_reward(dict(reward) if isinstance(reward, Mapping) else reward)
         self.exact_reference = exact_reference

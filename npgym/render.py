@@ -154,10 +154,10 @@ def _render(
         )
         if part
     )
-    colour = MISTAKE if headline.startswith(("infeasible", "format")) else "black"
+    color = MISTAKE if headline.startswith(("infeasible", "format")) else "black"
     figure.suptitle(f"{task.name}" + (f" ({where})" if where else ""), fontsize=11, y=0.995)
     lines = textwrap.wrap(headline, 100, max_lines=2, placeholder=" ...")
-    figure.text(0.5, 0.955, "\n".join(lines), ha="center", va="top", fontsize=9, color=colour)
+    figure.text(0.5, 0.955, "\n".join(lines), ha="center", va="top", fontsize=9, color=color)
     figure.subplots_adjust(top=0.84)
     canvas.draw()
     return np.asarray(canvas.buffer_rgba())[..., :3].copy()
@@ -184,7 +184,7 @@ def segments(
     axes: Axes,
     points: np.ndarray,
     pairs: Any,
-    colour: str,
+    color: str,
     width: float = 1.0,
     style: str = "solid",
     z: int = 1,
@@ -195,7 +195,7 @@ def segments(
     lines = [(points[u], points[v]) for u, v in pairs]
     if lines:
         axes.add_collection(
-            LineCollection(lines, colors=colour, linewidths=width, linestyles=style, zorder=z)
+            LineCollection(lines, colors=color, linewidths=width, linestyles=style, zorder=z)
         )
 
 
@@ -223,15 +223,13 @@ def legend(axes: Axes, entries: list[tuple[str, str, str]]) -> None:
     from matplotlib.lines import Line2D
 
     handles = []
-    for _label, colour, kind in entries:
+    for _label, color, kind in entries:
         if kind == "dot":
             handles.append(
-                Line2D([], [], marker="o", linestyle="", markerfacecolor=colour, color="black")
+                Line2D([], [], marker="o", linestyle="", markerfacecolor=color, color="black")
             )
         else:
-            handles.append(
-                Line2D([], [], color=colour, linestyle="--" if kind == "dashed" else "-")
-            )
+            handles.append(Line2D([], [], color=color, linestyle="--" if kind == "dashed" else "-"))
     axes.legend(
         handles,
         [label for label, _, _ in entries],

@@ -36,6 +36,7 @@ import numpy as np
 from gymnasium import spaces
 from pydantic import BaseModel
 
+from npgym.config import overrides_or_config
 from npgym.env import given_instance
 from npgym.instance import Instance
 from npgym.reward import RewardConfig
@@ -156,7 +157,7 @@ def episode_type(task_name: str) -> type[Episode]:
 class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
     """One task at one tier in classic-RL form (see the module docstring).
 
-    Options as for the text env (``tier``, ``difficulty``, ``config``, ``reward``,
+    Options as for the text env (``tier``, ``difficulty``, ``overrides``, ``reward``,
     ``exact_reference``, ``reference_time_limit``), plus ``shaping`` (dense shaping weight,
     default 0), ``invalid_action`` (``"penalty"`` or ``"raise"``) and ``render_mode``
     (``"rgb_array"``: a picture of the instance and the partial solution).
@@ -170,13 +171,14 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         tier: str | None = "medium",
         *,
         difficulty: float | None = None,
-        config: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, Any] | None = None,
         reward: RewardConfig | Mapping[str, float] | None = None,
         exact_reference: bool = True,
         reference_time_limit: float | None = None,
         shaping: float = 0.0,
         invalid_action: InvalidActionPolicy = "penalty",
         render_mode: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         from npgym.env import check_reference_time_limit
         from npgym.registry import get_task
@@ -184,7 +186,8 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         self.task = task if isinstance(task, Task) else get_task(task)
         self.tier = None if difficulty is not None else tier
         self.difficulty = difficulty
-        self.overrides = dict(config) if config else None
+        overrides = overrides_or_config(overrides, config, "StructuredEnv")
+        self.overrides = dict(overrides) if overrides else None
         resolved = self.task.config(self.tier, difficulty, self.overrides)
         self.reward_config = (
             reward

@@ -24,7 +24,7 @@ from npgym.answer import (
     parse_value_fast,
     render_value,
 )
-from npgym.config import TIER_DIFFICULTY, GeneratorConfig, resolve_config
+from npgym.config import TIER_DIFFICULTY, GeneratorConfig, overrides_or_config, resolve_config
 from npgym.instance import Instance
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import (
@@ -121,13 +121,20 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         seed: int,
         tier: str | None = None,
         difficulty: float | None = None,
+        overrides: Mapping[str, Any] | BaseModel | None = None,
+        *,
         config: Mapping[str, Any] | BaseModel | None = None,
     ) -> InstanceT:
-        """A fresh instance; the same arguments give the same instance on every machine."""
+        """A fresh instance; the same arguments give the same instance on every machine.
+
+        ``overrides`` lays generator field values over the tier or replaces its config, as in
+        :meth:`config`; ``config=`` is its deprecated old name.
+        """
+        overrides = overrides_or_config(overrides, config, "Task.generate")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        resolved = self.config(tier, difficulty, config)
-        if isinstance(config, BaseModel):
+        resolved = self.config(tier, difficulty, overrides)
+        if isinstance(overrides, BaseModel):
             tier, difficulty = None, None
         elif difficulty is None:
             tier = tier or "medium"

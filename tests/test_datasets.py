@@ -66,7 +66,7 @@ def test_a_small_tier_gives_distinct_instances_by_redrawing() -> None:
     items = draw(spec)
     task = npgym.get_task("MaxClique")
     fingerprints = [
-        task.generate(i.seed, tier="easy", config=SMALL_CLIQUES).fingerprint() for i in items
+        task.generate(i.seed, tier="easy", overrides=SMALL_CLIQUES).fingerprint() for i in items
     ]
     assert len(set(fingerprints)) == 100
     redrawn = [item for item in items if item.attempt]

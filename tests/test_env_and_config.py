@@ -50,10 +50,37 @@ def test_step_after_the_end_raises() -> None:
         env.step("Answer: [0]")
 
 
+SMALL_TOURS = {"n_min": 6, "n_max": 7}
+
+
+def test_generate_takes_config_as_a_deprecated_alias_of_overrides() -> None:
+    task = npgym.get_task("TSP")
+    with pytest.warns(DeprecationWarning, match=r"use overrides="):
+        old = task.generate(3, "easy", config=SMALL_TOURS)
+    assert old == task.generate(3, "easy", overrides=SMALL_TOURS)
+    assert old == task.generate(3, "easy", None, SMALL_TOURS)
+    assert old.n in (6, 7)
+    with pytest.raises(TypeError, match="deprecated alias config="):
+        task.generate(3, "easy", overrides=SMALL_TOURS, config=SMALL_TOURS)
+
+
+@pytest.mark.parametrize("mode", ["text", "structured"])
+def test_envs_take_config_as_a_deprecated_alias_of_overrides(mode: str) -> None:
+    options = {"mode": mode, "exact_reference": False}
+    with pytest.warns(DeprecationWarning, match=r"use overrides="):
+        old = gym.make("npgym/TSP-easy", config=SMALL_TOURS, **options)
+    new = gym.make("npgym/TSP-easy", overrides=SMALL_TOURS, **options)
+    assert old.unwrapped.overrides == new.unwrapped.overrides == SMALL_TOURS  # type: ignore[attr-defined]
+    assert old.observation_space == new.observation_space
+    assert old.reset(seed=1)[1]["instance"] == new.reset(seed=1)[1]["instance"]
+    with pytest.raises(TypeError, match="deprecated alias config="):
+        gym.make("npgym/TSP-easy", overrides=SMALL_TOURS, config=SMALL_TOURS, **options)
+
+
 def test_options_pass_through_make() -> None:
     env = gym.make(
         "npgym/TSP-hard",
-        config={"n_min": 60, "n_max": 61},
+        overrides={"n_min": 60, "n_max": 61},
         reward={"format_fail": -5.0},
         exact_reference=False,
     )
@@ -81,11 +108,11 @@ def test_difficulty_env_and_render() -> None:
 
 def test_bad_options_fail_at_make() -> None:
     with pytest.raises(ValidationError, match="n_min"):
-        gym.make("npgym/TSP-hard", config={"n_min": -4})
+        gym.make("npgym/TSP-hard", overrides={"n_min": -4})
     with pytest.raises(ValidationError, match="unknown_key"):
-        gym.make("npgym/TSP-hard", config={"unknown_key": 1})
+        gym.make("npgym/TSP-hard", overrides={"unknown_key": 1})
     with pytest.raises(ValidationError, match="n_min"):
-        gym.make("npgym/TSP-hard", config={"n_min": 60, "n_max": 50})
+        gym.make("npgym/TSP-hard", overrides={"n_min": 60, "n_max": 50})
     with pytest.raises(KeyError, match="unknown task"):
         npgym.get_task("Sudoku")
 

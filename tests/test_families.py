@@ -149,7 +149,7 @@ def test_mean_and_all_or_nothing_rewards_report_each_part() -> None:
     assert mean.reward == pytest.approx((2.0 + mean.parts[1].reward) / 2)
     assert mean.objective == 1 and mean.reference_objective == 2
     assert "part 2" in mean.reason
-    strict = mean_task.generate(3, tier="medium", config={"mode": "all"})
+    strict = mean_task.generate(3, tier="medium", overrides={"mode": "all"})
     assert strict.mode == "all"
     assert mean_task.score(strict, answer).reward == -0.5
     greedy = mean_task.score(strict, mean_task.format_answer(mean_task.greedy_solution(strict)))

@@ -13,7 +13,7 @@ from ortools.sat.python import cp_model
 import npgym
 from npgym.heuristics import graph_coloring as solvers
 from npgym.tasks.graph_coloring import GraphColoringConfig, GraphColoringInstance, generator
-from npgym.tasks.graph_coloring.verifier import check_colouring, check_colouring_python
+from npgym.tasks.graph_coloring.verifier import check_coloring, check_coloring_python
 from npgym.variants import variant
 
 TASK = npgym.get_task("GraphColoring")
@@ -45,8 +45,8 @@ def brute_force_chromatic(adjacency: np.ndarray) -> int:
     edges = list(zip(*np.nonzero(np.triu(adjacency, 1)), strict=True))
     for k in range(1, n + 1):
         for rest in itertools.product(range(k), repeat=n - 1):
-            colours = (0, *rest)
-            if all(colours[u] != colours[v] for u, v in edges):
+            colors = (0, *rest)
+            if all(colors[u] != colors[v] for u, v in edges):
                 return k
     return 0
 
@@ -60,7 +60,7 @@ def brute_force_clique(adjacency: np.ndarray) -> int:
     return 0
 
 
-def cp_sat_colourable(adjacency: np.ndarray, k: int) -> bool:
+def cp_sat_colorable(adjacency: np.ndarray, k: int) -> bool:
     """Independent check: is there a proper k-colouring? (CP-SAT, a clique's colours fixed)."""
     clique, _ = solvers.max_clique(adjacency)
     if len(clique) > k:
@@ -73,8 +73,8 @@ def cp_sat_colourable(adjacency: np.ndarray, k: int) -> bool:
     for u, v in zip(*np.nonzero(np.triu(adjacency, 1)), strict=True):
         for c in range(k):
             model.add_bool_or([has[u][c].Not(), has[v][c].Not()])
-    for colour, vertex in enumerate(clique):
-        model.add(has[vertex][colour] == 1)
+    for color, vertex in enumerate(clique):
+        model.add(has[vertex][color] == 1)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 2
     solver.parameters.max_time_in_seconds = 120
@@ -116,7 +116,7 @@ def test_pentagon_reference_and_scores() -> None:
     assert reference.objective == 3 and reference.bound == 3 and reference.gap == 0.0
     assert reference.proven_optimal and reference.method == "exact"
     assert TASK.verify(PENTAGON, reference.solution).objective == 3
-    assert reference.solution == solvers.canonical_colouring(np.array(reference.solution))
+    assert reference.solution == solvers.canonical_coloring(np.array(reference.solution))
     assert TASK.score(PENTAGON, "So: Answer: [0, 1, 0, 1, 2, 2].").reward == 2.0
     assert TASK.score(PENTAGON, "Answer: [0, 1, 2, 3, 4, 5]").reward == pytest.approx(1.5)
     assert TASK.score(PENTAGON, "Answer: [0, 1, 0, 1, 0, 2]").reward == -0.5
@@ -124,30 +124,30 @@ def test_pentagon_reference_and_scores() -> None:
 
 
 @st.composite
-def graphs_and_colourings(draw: st.DrawFn) -> tuple[int, list[tuple[int, int]], list[int]]:
+def graphs_and_colorings(draw: st.DrawFn) -> tuple[int, list[tuple[int, int]], list[int]]:
     n = draw(st.integers(0, 8))
     pairs = list(itertools.combinations(range(n), 2))
     edges = sorted(draw(st.sets(st.sampled_from(pairs), max_size=len(pairs)))) if pairs else []
     label = st.integers(-2, 3) | st.integers(-(10**18) + 1, 10**18 - 1)
     length = draw(st.integers(0, n + 2) | st.just(n))
-    colours = draw(st.lists(label, min_size=length, max_size=length))
-    return n, edges, colours
+    colors = draw(st.lists(label, min_size=length, max_size=length))
+    return n, edges, colors
 
 
-@given(case=graphs_and_colourings())
+@given(case=graphs_and_colorings())
 def test_kernel_agrees_with_python_twin(case: tuple[int, list[tuple[int, int]], list[int]]) -> None:
-    n, edges, colours = case
+    n, edges, colors = case
     edge_array = np.array(edges, dtype=np.int64).reshape(-1, 2)
-    kernel = check_colouring(n, edge_array, np.array(colours, dtype=np.int64))
-    assert tuple(int(v) for v in kernel) == check_colouring_python(n, edges, colours)
+    kernel = check_coloring(n, edge_array, np.array(colors, dtype=np.int64))
+    assert tuple(int(v) for v in kernel) == check_coloring_python(n, edges, colors)
 
 
 def test_distinct_labels_are_counted_exactly_for_extreme_values() -> None:
     limit = 10**18 - 1
-    colours = [limit, -limit, limit - 1, -limit, 0, limit, 2**62, -(2**62)]
+    colors = [limit, -limit, limit - 1, -limit, 0, limit, 2**62, -(2**62)]
     edge_free = np.zeros((0, 2), dtype=np.int64)
-    assert check_colouring(8, edge_free, np.array(colours, dtype=np.int64))[4] == 6
-    assert check_colouring_python(8, [], colours)[4] == 6
+    assert check_coloring(8, edge_free, np.array(colors, dtype=np.int64))[4] == 6
+    assert check_coloring_python(8, [], colors)[4] == 6
 
 
 def test_exact_solver_matches_brute_force_on_small_graphs() -> None:
@@ -157,7 +157,7 @@ def test_exact_solver_matches_brute_force_on_small_graphs() -> None:
         optimum = brute_force_chromatic(adjacency)
         for bounded in (True, False):
             # Without the clique and Tabucol bounds the branch and bound does all the work.
-            result = solvers.exact_colouring(
+            result = solvers.exact_coloring(
                 adjacency,
                 tabucol_iterations=solvers.TABUCOL_ITERATIONS if bounded else 0,
                 clique_node_limit=solvers.CLIQUE_NODE_LIMIT if bounded else 0,
@@ -165,10 +165,10 @@ def test_exact_solver_matches_brute_force_on_small_graphs() -> None:
             assert result.proven_optimal and result.objective == optimum
             assert result.bound == optimum
             assert solvers.is_proper(adjacency, result.witness)
-            assert solvers.colour_count(result.witness) == optimum
-        colours, count = solvers.heuristic_colouring(adjacency)
-        assert count >= optimum and solvers.is_proper(adjacency, colours)
-        assert solvers.colour_count(colours) == count
+            assert solvers.color_count(result.witness) == optimum
+        colors, count = solvers.heuristic_coloring(adjacency)
+        assert count >= optimum and solvers.is_proper(adjacency, colors)
+        assert solvers.color_count(colors) == count
 
 
 def test_max_clique_matches_brute_force() -> None:
@@ -184,13 +184,11 @@ def test_max_clique_matches_brute_force() -> None:
 def test_exact_reference_agrees_with_cp_sat_on_benchmark_instances() -> None:
     for seed in range(3):
         instance = TASK.generate(seed, tier="benchmark")
-        bare = solvers.exact_colouring(
-            instance.adjacency, tabucol_iterations=0, clique_node_limit=0
-        )
+        bare = solvers.exact_coloring(instance.adjacency, tabucol_iterations=0, clique_node_limit=0)
         chromatic = TASK.reference(instance).objective
         assert bare.objective == chromatic and bare.proven_optimal
-        assert cp_sat_colourable(instance.adjacency, chromatic)
-        assert not cp_sat_colourable(instance.adjacency, chromatic - 1)
+        assert cp_sat_colorable(instance.adjacency, chromatic)
+        assert not cp_sat_colorable(instance.adjacency, chromatic - 1)
 
 
 @pytest.mark.slow
@@ -199,19 +197,19 @@ def test_exact_reference_agrees_with_cp_sat_on_many_instances(tier: str) -> None
     for seed in range(3, 30):
         instance = TASK.generate(seed, tier=tier)
         chromatic = TASK.reference(instance).objective
-        assert cp_sat_colourable(instance.adjacency, chromatic)
-        assert not cp_sat_colourable(instance.adjacency, chromatic - 1)
+        assert cp_sat_colorable(instance.adjacency, chromatic)
+        assert not cp_sat_colorable(instance.adjacency, chromatic - 1)
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), k=st.integers(1, 8))
-def test_tabucol_reports_success_only_for_proper_colourings(seed: int, n: int, k: int) -> None:
+def test_tabucol_reports_success_only_for_proper_colorings(seed: int, n: int, k: int) -> None:
     adjacency = random_adjacency(np.random.default_rng(seed), n)
     indptr, indices = solvers.neighbour_lists(adjacency)
     start = solvers.dsatur(indptr, indices)
     assert solvers.is_proper(adjacency, start)
-    colours, found = solvers.tabucol(indptr, indices, start, k, 500, seed)
-    assert colours.min() >= 0 and colours.max() < k
-    assert found == solvers.is_proper(adjacency, colours)
+    colors, found = solvers.tabucol(indptr, indices, start, k, 500, seed)
+    assert colors.min() >= 0 and colors.max() < k
+    assert found == solvers.is_proper(adjacency, colors)
 
 
 def test_time_limit_returns_the_clique_bound_instead_of_a_proof() -> None:
@@ -234,12 +232,12 @@ def test_references_are_deterministic_and_canonical() -> None:
         assert TASK.solve(instance, exact=False, time_limit=60.0) == TASK.solve(
             instance, exact=False, time_limit=60.0
         )
-        assert first.solution == solvers.canonical_colouring(np.array(first.solution))
+        assert first.solution == solvers.canonical_coloring(np.array(first.solution))
         unplanted = instance.model_copy(update={"planted_colouring": None})
         assert TASK.solve(unplanted, exact=True, time_limit=60.0).objective == first.objective
 
 
-def test_planted_colouring_is_only_an_upper_bound() -> None:
+def test_planted_coloring_is_only_an_upper_bound() -> None:
     below = 0
     for seed in range(20):
         instance = TASK.generate(seed, tier="benchmark")
@@ -261,7 +259,7 @@ def test_generator_respects_the_tier(tier: str) -> None:
         sizes = np.bincount(planted)
         assert config.colours_min <= sizes.size <= config.colours_max
         assert sizes.max() - sizes.min() <= 1
-        assert planted.tolist() == solvers.canonical_colouring(planted)
+        assert planted.tolist() == solvers.canonical_coloring(planted)
         assert all(planted[u] != planted[v] for u, v in instance.edges)
         cross_pairs += (instance.n**2 - int((sizes**2).sum())) // 2
         cross_edges += len(instance.edges)
@@ -275,7 +273,7 @@ def test_difficulty_extremes_stay_valid() -> None:
         assert config.n_min <= instance.n <= config.n_max
         assert len(set(instance.planted_colouring)) <= instance.n
     assert TASK.config(difficulty=0.0).density < TASK.tiers["easy"].density
-    tiny = TASK.generate(0, config={"n_min": 3, "n_max": 3, "colours_min": 9, "colours_max": 9})
+    tiny = TASK.generate(0, overrides={"n_min": 3, "n_max": 3, "colours_min": 9, "colours_max": 9})
     assert len(set(tiny.planted_colouring)) == 3
 
 
@@ -361,21 +359,21 @@ def test_certificate_is_planted_only_above_the_benchmark_tier() -> None:
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(3, 7),
-    colours=st.integers(1, 6),
+    colors=st.integers(1, 6),
     density=st.floats(0.0, 1.0),
 )
-def test_certified_tiny_instances_need_exactly_the_planted_colours(
-    seed: int, n: int, colours: int, density: float
+def test_certified_tiny_instances_need_exactly_the_planted_colors(
+    seed: int, n: int, colors: int, density: float
 ) -> None:
     config = GraphColoringConfig(
-        n_min=n, n_max=n, colours_min=colours, colours_max=colours, density=density
+        n_min=n, n_max=n, colours_min=colors, colours_max=colors, density=density
     )
     instance = certified_instance(seed, config)
     planted = np.array(instance.planted_colouring)
     k = len(set(planted.tolist()))
     clique = list(instance.planted_clique)
     assert sorted(planted[clique].tolist()) == list(range(k))  # one vertex per colour class
-    assert brute_force_chromatic(instance.adjacency) == k == min(colours, n)
+    assert brute_force_chromatic(instance.adjacency) == k == min(colors, n)
     reference = TASK.reference(instance)
     assert reference.proven_optimal and reference.objective == k
     assert reference.solver == solvers.CERTIFIED_SOLVER
@@ -418,7 +416,7 @@ def test_forged_certificates_are_rejected() -> None:
     adjacency = adjacency_of(3, [(0, 1), (1, 2)])
     incumbent = np.array([0, 1, 2], dtype=np.int64)
     for forged in ([0, 1, 2], [0, 0, 1], [1, 5, 2], [-1, 0, 1]):
-        result = solvers.exact_colouring(adjacency, incumbent=incumbent, certificate=forged)
+        result = solvers.exact_coloring(adjacency, incumbent=incumbent, certificate=forged)
         assert (result.objective, result.bound, result.solver) == (2, 2, "")
 
 
@@ -427,7 +425,7 @@ def test_forged_certificates_are_rejected() -> None:
     n=st.integers(1, 7),
     certificate=st.lists(st.integers(-1, 7), max_size=7),
 )
-def test_exact_colouring_is_exact_whatever_the_certificate(
+def test_exact_coloring_is_exact_whatever_the_certificate(
     seed: int, n: int, certificate: list[int]
 ) -> None:
     """Genuine, forged or malformed, a certificate never changes the chromatic number found;
@@ -435,7 +433,7 @@ def test_exact_colouring_is_exact_whatever_the_certificate(
     rng = np.random.default_rng(seed)
     adjacency = random_adjacency(rng, n)
     incumbent = rng.integers(0, n, size=n).astype(np.int64)
-    result = solvers.exact_colouring(
+    result = solvers.exact_coloring(
         adjacency, incumbent=incumbent, certificate=certificate, tabucol_iterations=0
     )
     assert result.proven_optimal

@@ -151,7 +151,7 @@ def test_generator_respects_the_tier_and_its_proofs(tier: str) -> None:
     structures = set()
     for seed in range(16):
         mix = {"hamiltonian_share": 0.5, "separator_share": 0.5}
-        instance = TASK.generate(seed, tier=tier, config=mix)
+        instance = TASK.generate(seed, tier=tier, overrides=mix)
         structures.add(instance.structure)
         assert config.n_min <= instance.n <= config.n_max
         assert instance.adjacency.sum(axis=1).min() >= 2
@@ -170,7 +170,9 @@ def test_generator_respects_the_tier_and_its_proofs(tier: str) -> None:
 def test_revision_1_keeps_its_constructions_and_proofs(tier: str) -> None:
     structures = set()
     for seed in range(12):
-        instance = TASK.generate(seed, tier=tier, config={"hamiltonian_share": 0.5, "revision": 1})
+        instance = TASK.generate(
+            seed, tier=tier, overrides={"hamiltonian_share": 0.5, "revision": 1}
+        )
         structures.add(instance.structure)
         assert instance.separator is None and "separator_share" not in instance.config
         planted = len(instance.planted_cycle) - 1
@@ -199,7 +201,7 @@ def test_separator_construction_matches_brute_force_on_tiny_graphs(hamiltonian: 
             "hub_share": (0.25, 0.5)[seed % 2],
             "hub_links": 1.5,
         }
-        instance = TASK.generate(seed, tier="easy", config=config)
+        instance = TASK.generate(seed, tier="easy", overrides=config)
         assert instance.structure == "separator"
         planted = len(instance.planted_cycle) - 1
         assert brute_force(instance.adjacency) == planted
@@ -229,7 +231,7 @@ def test_separator_bound_never_undercuts_the_longest_cycle() -> None:
 
 
 def test_a_separator_that_proves_nothing_falls_back_to_search() -> None:
-    instance = TASK.generate(3, tier="medium", config={"hamiltonian_share": 0.0})
+    instance = TASK.generate(3, tier="medium", overrides={"hamiltonian_share": 0.0})
     planted = len(instance.planted_cycle) - 1
     wrong = instance.model_copy(update={"separator": (instance.separator[0],)})
     assert solvers.separator_bound(wrong.adjacency, np.array(wrong.separator)) > planted
@@ -241,7 +243,7 @@ def test_a_separator_that_proves_nothing_falls_back_to_search() -> None:
 def test_a_relabelled_variant_keeps_its_certificate() -> None:
     from npgym.families.variants import variant
 
-    instance = TASK.generate(3, tier="benchmark", config={"hamiltonian_share": 0.0})
+    instance = TASK.generate(3, tier="benchmark", overrides={"hamiltonian_share": 0.0})
     relabelled = variant(instance, 7).instance
     assert relabelled.separator != instance.separator
     reference = TASK.reference(relabelled)
@@ -252,7 +254,7 @@ def test_a_relabelled_variant_keeps_its_certificate() -> None:
 def test_hamiltonian_share_and_density() -> None:
     def kinds(share: float) -> list[bool]:
         return [
-            TASK.generate(seed, tier="medium", config={"hamiltonian_share": share}).hamiltonian
+            TASK.generate(seed, tier="medium", overrides={"hamiltonian_share": share}).hamiltonian
             for seed in range(40)
         ]
 
@@ -261,7 +263,7 @@ def test_hamiltonian_share_and_density() -> None:
     for separator_share in (0.0, None):  # revision 2's random graphs, and revision 1
         config = {"hamiltonian_share": 1.0, "n_min": 40, "n_max": 40, "density": 0.3}
         config |= {"separator_share": 0.0} if separator_share == 0.0 else {"revision": 1}
-        edges = [len(TASK.generate(seed, config=config).edges) for seed in range(20)]
+        edges = [len(TASK.generate(seed, overrides=config).edges) for seed in range(20)]
         assert abs(np.mean(edges) / (40 * 39 / 2) - 0.3) < 0.02
 
 
@@ -272,11 +274,11 @@ def test_revision_2_fields_are_required_and_left_out_of_revision_1_dumps() -> No
     assert benchmark.revision == 2 and benchmark.model_dump()["separator_share"] == 0.9
     old = TASK.config("benchmark", overrides={"revision": 1}).model_dump(mode="json")
     assert old == {"n_min": 40, "n_max": 50, "density": 0.5, "hamiltonian_share": 0.75}
-    assert "separator" not in TASK.generate(0, tier="easy", config={"revision": 1}).to_json()
+    assert "separator" not in TASK.generate(0, tier="easy", overrides={"revision": 1}).to_json()
 
 
 def test_prompt_shows_only_the_graph() -> None:
-    instance = TASK.generate(5, tier="hard", config={"hamiltonian_share": 0.0})
+    instance = TASK.generate(5, tier="hard", overrides={"hamiltonian_share": 0.0})
     bare = HamiltonianCycleInstance(n=instance.n, edges=instance.edges)
     prompt = TASK.prompt(instance)
     assert prompt == TASK.prompt(bare)
@@ -288,7 +290,7 @@ def test_prompt_shows_only_the_graph() -> None:
 
 def test_reference_without_planted_cycle_is_found_and_deterministic() -> None:
     for seed in range(6):
-        instance = TASK.generate(seed, tier="benchmark", config={"hamiltonian_share": 0.3})
+        instance = TASK.generate(seed, tier="benchmark", overrides={"hamiltonian_share": 0.3})
         bare_json = HamiltonianCycleInstance(n=instance.n, edges=instance.edges).to_json()
         first = TASK.solve(TASK.from_json(bare_json), exact=True, time_limit=60)
         second = TASK.solve(TASK.from_json(bare_json), exact=True, time_limit=60)
@@ -298,7 +300,7 @@ def test_reference_without_planted_cycle_is_found_and_deterministic() -> None:
 
 
 def test_heuristic_reference_reports_a_bound() -> None:
-    instance = TASK.generate(0, tier="hard", config={"hamiltonian_share": 0.0})
+    instance = TASK.generate(0, tier="hard", overrides={"hamiltonian_share": 0.0})
     quick = TASK.reference(instance, exact=False)
     assert quick.bound >= quick.objective and quick.bound >= TASK.reference(instance).objective
     assert quick.proven_optimal == (quick.bound == quick.objective)
@@ -358,7 +360,7 @@ def test_config_bounds_and_overrides() -> None:
         TASK.config("easy", overrides={"hamiltonian_share": 1.5})
     assert isinstance(TASK.config(difficulty=0.0), HamiltonianCycleConfig)
     instance = TASK.generate(
-        0, config={"n_min": 5, "n_max": 5, "density": 0.0, "hamiltonian_share": 0.0}
+        0, overrides={"n_min": 5, "n_max": 5, "density": 0.0, "hamiltonian_share": 0.0}
     )
     assert instance.n == 5 and TASK.reference(instance).objective == len(instance.planted_cycle) - 1
 
@@ -378,7 +380,7 @@ def test_verify_never_raises(answer: list[object]) -> None:
 @pytest.mark.parametrize("tier", npgym.TIERS)
 def test_exact_search_confirms_every_construction(tier: str) -> None:
     for seed in range(20, 45):
-        instance = TASK.generate(seed, tier=tier, config={"hamiltonian_share": 0.0})
+        instance = TASK.generate(seed, tier=tier, overrides={"hamiltonian_share": 0.0})
         search = solvers.exact_cycle(instance.adjacency, effort=60)
         assert search.proven_optimal
         assert search.witness.size == len(instance.planted_cycle) - 1 < instance.n

@@ -308,7 +308,7 @@ def test_bad_instances_are_rejected(
 
 
 def test_revision_2_fields_stay_out_of_revision_1_dumps() -> None:
-    revision_1 = TASK.generate(0, tier="benchmark", config={"revision": 1}).config
+    revision_1 = TASK.generate(0, tier="benchmark", overrides={"revision": 1}).config
     revision_2 = TASK.generate(0, tier="benchmark").config
     assert not set(REVISION_2_FIELDS) & set(revision_1) and "revision" not in revision_1
     assert set(REVISION_2_FIELDS) <= set(revision_2) and revision_2["revision"] == 2

@@ -114,7 +114,7 @@ def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
             assert exact.proven_optimal and exact.objective == exact.bound == optimum
             assert exact.witness.tolist() == sorted(set(exact.witness.tolist()))
             assert exact.witness.size == optimum and solvers.is_clique(adjacency, exact.witness)
-        assert heuristic.size <= optimum <= solvers.colour_bound(adjacency)
+        assert heuristic.size <= optimum <= solvers.color_bound(adjacency)
         assert len(set(heuristic.tolist())) == heuristic.size
         assert solvers.is_clique(adjacency, heuristic)
 
@@ -148,7 +148,7 @@ def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
     adjacency = random_adjacency(np.random.default_rng(3), 60, 0.5)
     result = solvers.exact_clique(adjacency, effort=0.0)
     assert not result.proven_optimal
-    assert result.objective < result.bound <= solvers.colour_bound(adjacency)
+    assert result.objective < result.bound <= solvers.color_bound(adjacency)
     assert solvers.is_clique(adjacency, result.witness)
 
 
@@ -184,16 +184,16 @@ def test_generator_respects_the_tier(tier: str) -> None:
 
 def test_random_edges_can_beat_the_planted_clique() -> None:
     config = {"n_min": 16, "n_max": 16, "clique_min": 3, "clique_max": 3, "density": 0.5}
-    optima = [TASK.reference(TASK.generate(seed, config=config)).objective for seed in range(10)]
+    optima = [TASK.reference(TASK.generate(seed, overrides=config)).objective for seed in range(10)]
     assert min(optima) >= 3 and max(optima) > 3
 
 
 def test_generator_density_and_clamped_clique_size() -> None:
     config = MaxCliqueConfig(n_min=80, n_max=80, clique_min=5, clique_max=5, density=0.25)
-    instance = TASK.generate(0, config=config)
+    instance = TASK.generate(0, overrides=config)
     pairs = 80 * 79 / 2
     assert abs(len(instance.edges) - (0.25 * (pairs - 10) + 10)) < 0.03 * pairs
-    tiny = TASK.generate(0, config={"n_min": 2, "n_max": 3, "clique_min": 5, "clique_max": 9})
+    tiny = TASK.generate(0, overrides={"n_min": 2, "n_max": 3, "clique_min": 5, "clique_max": 9})
     assert TASK.reference(tiny).objective == tiny.n
     assert len(tiny.edges) == tiny.n * (tiny.n - 1) // 2
 
@@ -221,7 +221,7 @@ def test_decoy_has_a_largest_clique_one_short_and_traps_the_greedy(k: int) -> No
     clique number are known exactly, and from k = 4 on the decoy's vertices have the highest
     degree, so the greedy stops at k - 1."""
     decoy = 2 * (k - 1)
-    instance = TASK.generate(k, config=revision_2(3 * k, k, 0.0, 1.0, 2.0))
+    instance = TASK.generate(k, overrides=revision_2(3 * k, k, 0.0, 1.0, 2.0))
     assert len(instance.edges) == k * (k - 1) // 2 + decoy * (decoy - 2) // 2
     assert sorted(instance.adjacency.sum(axis=1).tolist()) == sorted(
         [0, 0] + [k - 1] * k + [2 * k - 4] * decoy
@@ -242,7 +242,7 @@ def test_camouflage_gives_clique_members_the_average_degree() -> None:
     for camouflage in (0.0, 1.0):
         member, other = [], []
         for seed in range(30):
-            instance = TASK.generate(seed, config=revision_2(40, 10, 0.5, camouflage, 0.0))
+            instance = TASK.generate(seed, overrides=revision_2(40, 10, 0.5, camouflage, 0.0))
             reference = TASK.reference(instance)
             assert reference.proven_optimal and reference.objective >= 10
             if reference.objective > 10:
@@ -269,7 +269,7 @@ def test_camouflage_gives_clique_members_the_average_degree() -> None:
 def test_revision_2_reference_agrees_with_brute_force(
     n: int, k: int, density: float, camouflage: float, decoy: float, seed: int
 ) -> None:
-    instance = TASK.generate(seed, config=revision_2(n, k, density, camouflage, decoy))
+    instance = TASK.generate(seed, overrides=revision_2(n, k, density, camouflage, decoy))
     assert TASK.from_json(instance.to_json()) == instance
     reference = TASK.reference(instance)
     optimum = brute_force_clique_number(instance.adjacency)
@@ -298,7 +298,7 @@ def test_revision_2_fields_are_required_and_left_out_of_revision_1() -> None:
     with pytest.raises(ValueError, match="revision 2 needs camouflage, decoy_scale"):
         MaxCliqueConfig(n_min=8, n_max=8, clique_min=3, clique_max=3, density=0.5, revision=2)
     assert {TASK.tiers[tier].revision for tier in npgym.TIERS} == {2}
-    first = TASK.generate(5, tier="benchmark", config={"revision": 1})
+    first = TASK.generate(5, tier="benchmark", overrides={"revision": 1})
     assert set(first.config) == {"n_min", "n_max", "clique_min", "clique_max", "density"}
     assert TASK.generate(5, tier="benchmark").config["decoy_scale"] == 2.0
 

@@ -131,7 +131,7 @@ def test_complement_adjacency_has_no_self_loops() -> None:
     assert not complement.diagonal().any() and not complement.flags.writeable
     assert (complement | CYCLE_AND_MORE.adjacency | np.eye(7, dtype=bool)).all()
     assert not (complement & CYCLE_AND_MORE.adjacency).any()
-    assert solvers.colour_bound(complement) >= 4
+    assert solvers.color_bound(complement) >= 4
 
 
 def test_reference_is_deterministic() -> None:
@@ -144,7 +144,7 @@ def test_reference_is_deterministic() -> None:
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
-    instance = TASK.generate(0, config={"n_min": 150, "n_max": 150, "density": 0.1})
+    instance = TASK.generate(0, overrides={"n_min": 150, "n_max": 150, "density": 0.1})
     reference = TASK.reference(instance, time_limit=0.0)
     assert not reference.proven_optimal and reference.method == "heuristic"
     assert reference.bound > reference.objective
@@ -165,16 +165,16 @@ def test_generator_respects_the_tier(tier: str) -> None:
 
 def test_sparse_random_edges_can_beat_the_planted_set() -> None:
     config = {"n_min": 30, "n_max": 30, "set_min": 10, "set_max": 10, "density": 0.3}
-    optima = [TASK.reference(TASK.generate(seed, config=config)).objective for seed in range(10)]
+    optima = [TASK.reference(TASK.generate(seed, overrides=config)).objective for seed in range(10)]
     assert min(optima) >= 10 and max(optima) > 10
 
 
 def test_generator_density_and_clamped_set_size() -> None:
     config = MaxIndependentSetConfig(n_min=80, n_max=80, set_min=20, set_max=20, density=0.25)
-    instance = TASK.generate(0, config=config)
+    instance = TASK.generate(0, overrides=config)
     allowed = 80 * 79 / 2 - 20 * 19 / 2
     assert abs(len(instance.edges) - 0.25 * allowed) < 0.03 * allowed
-    tiny = TASK.generate(0, config={"n_min": 2, "n_max": 3, "set_min": 5, "set_max": 9})
+    tiny = TASK.generate(0, overrides={"n_min": 2, "n_max": 3, "set_min": 5, "set_max": 9})
     assert tiny.edges == () and TASK.reference(tiny).objective == tiny.n
 
 
@@ -216,7 +216,7 @@ def tiny_covered(seed: int) -> MaxIndependentSetInstance:
     config = MaxIndependentSetConfig(
         n_min=4, n_max=12, set_min=2, set_max=5, density=0.3, clique_cover=True
     )
-    return TASK.generate(seed, config=config)
+    return TASK.generate(seed, overrides=config)
 
 
 def forged(instance: MaxIndependentSetInstance, cover: object) -> MaxIndependentSetInstance:

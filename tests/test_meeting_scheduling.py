@@ -232,7 +232,7 @@ def test_solution_shapes() -> None:
 def instances_and_schedules(
     draw: st.DrawFn,
 ) -> tuple[MeetingSchedulingInstance, list[list[int]]]:
-    instance = TASK.generate(draw(st.integers(0, 2**16)), config=TWIN_CONFIG)
+    instance = TASK.generate(draw(st.integers(0, 2**16)), overrides=TWIN_CONFIG)
     m, r = instance.n_meetings, instance.n_rooms
     grid = list(range(instance.day_start - 60, instance.day_end + 60, instance.slot))
     start = (
@@ -276,7 +276,7 @@ def test_kernel_agrees_with_twin_through_every_check() -> None:
     codes = set()
     rng = np.random.default_rng(0)
     for seed in range(40):
-        instance = TASK.generate(seed, config=TWIN_CONFIG)
+        instance = TASK.generate(seed, overrides=TWIN_CONFIG)
         feasible_starts = problem_of(instance).starts
         grid = np.arange(instance.day_start - 30, instance.day_end + 15, 15)
         for _ in range(20):
@@ -332,7 +332,7 @@ def test_scoring_fuzzed_schedules_never_raises(
 
 def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
     for seed in range(80):
-        instance = TASK.generate(seed, config=TINY_CONFIG)
+        instance = TASK.generate(seed, overrides=TINY_CONFIG)
         optimum = brute_force(instance)
         exact = TASK.solve(instance, exact=True, time_limit=30)
         assert exact.proven_optimal and exact.objective == optimum == exact.bound
@@ -422,7 +422,12 @@ def test_time_limit_keeps_the_hint_and_reports_a_bound() -> None:
     instance = TASK.generate(
         0,
         tier="benchmark",
-        config={"meetings_min": 60, "meetings_max": 60, "attendees_min": 30, "attendees_max": 30},
+        overrides={
+            "meetings_min": 60,
+            "meetings_max": 60,
+            "attendees_min": 30,
+            "attendees_max": 30,
+        },
     )
     problem = problem_of(instance)
     greedy = solvers.greedy_schedule(problem)
@@ -561,7 +566,7 @@ def test_bad_configs_are_rejected() -> None:
 def test_lp_bound_lies_between_the_optimum_and_the_trivial_bound() -> None:
     tighter = 0
     for seed in range(40):
-        instance = TASK.generate(seed, config=TINY_CONFIG)
+        instance = TASK.generate(seed, overrides=TINY_CONFIG)
         problem = problem_of(instance)
         bound = solvers.lp_bound(problem)
         assert brute_force(instance) <= bound <= problem.upper_bound()

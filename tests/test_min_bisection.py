@@ -190,7 +190,7 @@ def test_reference_agrees_with_brute_force_on_generated_instances() -> None:
     for seed in range(12):
         n = 6 + seed
         config = {"n_min": n, "n_max": n, "traitors": seed % 3, "double_agents": seed % 2}
-        instance = TASK.generate(seed, tier="benchmark", config=config)
+        instance = TASK.generate(seed, tier="benchmark", overrides=config)
         reference = TASK.reference(instance)
         assert reference.proven_optimal
         assert reference.objective == brute_force(instance.weights)
@@ -214,7 +214,7 @@ def vectorised_brute_force(weights: np.ndarray) -> int:
 @pytest.mark.parametrize("tier", ["hard", "benchmark"])
 def test_reference_agrees_with_brute_force_on_larger_instances(tier: str) -> None:
     for n in (18, 21, 22):
-        instance = TASK.generate(n, tier=tier, config={"n_min": n, "n_max": n})
+        instance = TASK.generate(n, tier=tier, overrides={"n_min": n, "n_max": n})
         assert vectorised_brute_force(instance.weights) == TASK.reference(instance).objective
 
 
@@ -232,7 +232,7 @@ def test_node_limit_returns_a_valid_bound(node_limit: int) -> None:
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
     config = {"n_min": 60, "n_max": 60, "intra_density": 0.5, "inter_density": 0.5}
-    instance = TASK.generate(0, tier="medium", config=config)
+    instance = TASK.generate(0, tier="medium", overrides=config)
     reference = TASK.reference(instance, time_limit=1e-6)
     assert not reference.proven_optimal and reference.method == "heuristic"
     assert 0 <= reference.bound < reference.objective
@@ -280,7 +280,7 @@ def test_generator_respects_the_tier(tier: str) -> None:
 
 def test_separated_communities_without_noise_have_a_zero_cut() -> None:
     config = {"n_min": 20, "n_max": 20, "intra_density": 1.0, "inter_density": 0.0, "noise": 0.0}
-    instance = TASK.generate(3, tier="easy", config=config)
+    instance = TASK.generate(3, tier="easy", overrides=config)
     assert len(instance.edges) == 2 * 45
     reference = TASK.reference(instance)
     assert reference.objective == 0 and reference.proven_optimal
@@ -288,8 +288,8 @@ def test_separated_communities_without_noise_have_a_zero_cut() -> None:
 
 def test_traitors_pull_the_optimum_away_from_the_communities() -> None:
     base = {"n_min": 30, "n_max": 30, "noise": 0.0, "inter_density": 0.0}
-    clean = TASK.generate(5, tier="hard", config={**base, "traitors": 0})
-    rigged = TASK.generate(5, tier="hard", config={**base, "traitors": 3})
+    clean = TASK.generate(5, tier="hard", overrides={**base, "traitors": 0})
+    rigged = TASK.generate(5, tier="hard", overrides={**base, "traitors": 3})
     assert TASK.reference(clean).objective == 0
     assert TASK.reference(rigged).objective > 0
 
@@ -327,7 +327,9 @@ def test_bad_instances_are_rejected(n: int, edges: list, message: str) -> None:
 
 
 def test_config_override_and_capped_deception() -> None:
-    instance = TASK.generate(0, tier="benchmark", config={"n_min": 6, "n_max": 6, "traitors": 50})
+    instance = TASK.generate(
+        0, tier="benchmark", overrides={"n_min": 6, "n_max": 6, "traitors": 50}
+    )
     assert instance.n == 6 and TASK.reference(instance).proven_optimal
     with pytest.raises(ValueError, match="n_min"):
         TASK.config("easy", overrides={"n_min": 40, "n_max": 30})
@@ -343,6 +345,6 @@ def test_spectral_bound_never_exceeds_the_optimum() -> None:
 
 
 def test_spectral_bound_is_close_on_planted_communities() -> None:
-    instance = TASK.generate(0, tier="benchmark", config={"n_min": 200, "n_max": 200})
+    instance = TASK.generate(0, tier="benchmark", overrides={"n_min": 200, "n_max": 200})
     exact = TASK.reference(instance, time_limit=1.0)
     assert exact.bound >= 0.9 * exact.objective

@@ -73,7 +73,7 @@ def test_spaces_are_fixed_per_tier_and_hold_the_largest_instance(task_name: str)
         for name in fields
         if name.endswith("_min") and name[:-4] + "_max" in fields
     }
-    largest = task.generate(0, "hard", config=lowest_is_highest)
+    largest = task.generate(0, "hard", overrides=lowest_is_highest)
     observation, _ = env.reset(options={"instance": largest})
     assert env.observation_space.contains(observation)
 

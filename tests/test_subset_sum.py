@@ -199,7 +199,7 @@ def greedy_profile(
     optimal, ratio, near_all = 0, 0.0, 0
     for seed in seeds:
         config = None if revision == 2 else {"revision": revision}
-        instance = TASK.generate(seed, tier=tier, difficulty=difficulty, config=config)
+        instance = TASK.generate(seed, tier=tier, difficulty=difficulty, overrides=config)
         best = TASK.reference(instance).objective
         greedy = len(TASK.greedy_solution(instance))
         optimal += greedy == best

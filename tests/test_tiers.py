@@ -129,10 +129,10 @@ def test_graph_coloring_edge_density_matches_the_table(tier: str, density: float
     assert abs(measured - density) < 0.03, measured
 
 
-def test_graph_coloring_easy_needs_three_or_four_colours() -> None:
+def test_graph_coloring_easy_needs_three_or_four_colors() -> None:
     task = npgym.get_task("GraphColoring")
-    colours = [task.reference(task.generate(seed, tier="easy")).objective for seed in range(100)]
-    assert set(colours) <= {3, 4}
+    colors = [task.reference(task.generate(seed, tier="easy")).objective for seed in range(100)]
+    assert set(colors) <= {3, 4}
 
 
 def test_tsp_metric_per_tier() -> None:

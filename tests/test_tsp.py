@@ -32,7 +32,7 @@ def brute_force(dist: np.ndarray) -> int:
 
 def random_matrix(rng: np.random.Generator, n: int, metric: str) -> np.ndarray:
     instance = TASK.generate(
-        int(rng.integers(2**32)), config=TSPConfig(n_min=n, n_max=n, metric=metric)
+        int(rng.integers(2**32)), overrides=TSPConfig(n_min=n, n_max=n, metric=metric)
     )
     return instance.matrix
 
@@ -140,7 +140,7 @@ def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
-    instance = TASK.generate(0, config={"n_min": 70, "n_max": 70})
+    instance = TASK.generate(0, overrides={"n_min": 70, "n_max": 70})
     reference = TASK.reference(instance, time_limit=0.01)
     if reference.proven_optimal:
         pytest.fail("a 70-city proof in 10 ms is not expected; the test needs a harder instance")
@@ -207,7 +207,7 @@ def test_bad_instances_are_rejected(distances: list[list[float]], message: str) 
 
 
 def test_config_override_changes_the_size() -> None:
-    instance = TASK.generate(0, tier="hard", config={"n_min": 60, "n_max": 62})
+    instance = TASK.generate(0, tier="hard", overrides={"n_min": 60, "n_max": 62})
     assert 60 <= instance.n <= 62 and instance.tier == "hard"
     with pytest.raises(ValueError, match="grid"):
         TASK.config("easy", overrides={"grid": 2, "n_max": 20})

@@ -127,8 +127,8 @@ def _graph(instance: Any, rng: np.random.Generator) -> Variant:
             changes["planted_clique"] = sorted(new_of_old[list(instance.planted_clique)].tolist())
 
         def back(solution: Any) -> Any:  # the colour of each vertex, in vertex order
-            colours = np.asarray(solution, dtype=np.int64)
-            return colours[new_of_old] if colours.size == instance.n else colours
+            colors = np.asarray(solution, dtype=np.int64)
+            return colors[new_of_old] if colors.size == instance.n else colors
 
     elif instance.task == "HamiltonianCycle" and instance.planted_cycle is not None:
         changes["planted_cycle"] = new_of_old[list(instance.planted_cycle)].tolist()

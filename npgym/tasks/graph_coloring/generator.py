@@ -97,7 +97,7 @@ def draw(rng: np.random.Generator, config: GraphColoringConfig, *, certify: bool
             break
         edges = _edges_between_classes(rng, n, config.density, classes)
     labels: dict[int, int] = {}
-    planted = tuple(labels.setdefault(int(colour), len(labels)) for colour in classes)
+    planted = tuple(labels.setdefault(int(color), len(labels)) for color in classes)
     if not certify:
         return {"n": n, "edges": tuple(edges), "planted_colouring": planted}
     clique = _clique_across_classes(rng, classes, k)
@@ -119,8 +119,8 @@ def plants_certificate(config: GraphColoringConfig) -> bool:
 def _clique_across_classes(rng: np.random.Generator, classes: np.ndarray, k: int) -> list[int]:
     """One uniformly random vertex of each of the k colour classes, sorted."""
     picks = []
-    for colour in range(k):
-        members = np.flatnonzero(classes == colour)
+    for color in range(k):
+        members = np.flatnonzero(classes == color)
         picks.append(int(members[rng.integers(members.size)]))
     return sorted(picks)
 

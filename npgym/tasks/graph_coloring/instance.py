@@ -42,8 +42,8 @@ class GraphColoringInstance(GraphInstance):
         if len(planted) != self.n:
             raise ValueError(f"planted_colouring has {len(planted)} entries, expected {self.n}")
         try:
-            colours = np.fromiter(planted, dtype=np.int64, count=len(planted))
-            clash = first_clash(colours, self.edge_array)
+            colors = np.fromiter(planted, dtype=np.int64, count=len(planted))
+            clash = first_clash(colors, self.edge_array)
         except OverflowError:  # a colour beyond int64: compare as Python ints
             clash = next((i for i, (u, v) in enumerate(self.edges) if planted[u] == planted[v]), -1)
         if clash >= 0:
@@ -67,9 +67,9 @@ class GraphColoringInstance(GraphInstance):
 
 
 @njit
-def first_clash(colours: np.ndarray, pairs: np.ndarray) -> int:
+def first_clash(colors: np.ndarray, pairs: np.ndarray) -> int:
     """Index of the first edge whose ends share a colour, or -1."""
     for index in range(pairs.shape[0]):
-        if colours[pairs[index, 0]] == colours[pairs[index, 1]]:
+        if colors[pairs[index, 0]] == colors[pairs[index, 1]]:
             return index
     return -1

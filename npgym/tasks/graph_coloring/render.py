@@ -17,15 +17,15 @@ if TYPE_CHECKING:
 
 
 def draw(
-    figure: Figure, instance: GraphColoringInstance, colours: np.ndarray | None, partial: bool
+    figure: Figure, instance: GraphColoringInstance, colors: np.ndarray | None, partial: bool
 ) -> None:
     from matplotlib import colormaps
 
     axes = plain_axes(figure)
     n = instance.n
     points = circle_layout(n)
-    given = [] if colours is None else [int(c) for c in colours[:n]]
-    labels = {colour: index for index, colour in enumerate(dict.fromkeys(given))}
+    given = [] if colors is None else [int(c) for c in colors[:n]]
+    labels = {color: index for index, color in enumerate(dict.fromkeys(given))}
     palette = colormaps["tab20"]
     clashes = [
         (u, v)
@@ -44,7 +44,7 @@ def draw(
             width.append(1.0)
         else:
             face.append("white")
-            missing = colours is not None and not partial
+            missing = colors is not None and not partial
             edge.append(MISTAKE if missing else "black")
             width.append(3.0 if missing else 1.0)
     axes.scatter(
@@ -57,7 +57,7 @@ def draw(
     entries = [("edge", FAINT, "line")]
     if clashes:
         entries.append(("same colour at both ends", MISTAKE, "line"))
-    if colours is not None and not partial and len(given) < n:
+    if colors is not None and not partial and len(given) < n:
         entries.append(("no colour given (red ring)", "white", "dot"))
     legend(axes, entries)
     axes.set_title(f"{len(labels)} colours used; labels are vertex:colour", fontsize=8)

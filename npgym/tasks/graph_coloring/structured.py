@@ -42,7 +42,7 @@ class GraphColoringEpisode(Episode):
     def __init__(self, instance: GraphColoringInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]
-        self.colours = np.full(size, -1, np.int64)
+        self.colors = np.full(size, -1, np.int64)
         self.vertex = 0
         self.static = {
             "adjacency": padded(instance.adjacency, (size, size), np.int8),
@@ -52,7 +52,7 @@ class GraphColoringEpisode(Episode):
     def observation(self) -> dict[str, np.ndarray]:
         return {
             **self.static,
-            "colours": self.colours.copy(),
+            "colours": self.colors.copy(),
             "vertex": np.array([self.vertex], np.int64),
         }
 
@@ -60,22 +60,22 @@ class GraphColoringEpisode(Episode):
         legal = np.zeros(self.limits["n"], np.bool_)
         if self.vertex >= self.instance.n:
             return legal
-        legal[: int(self.colours.max()) + 2] = True
+        legal[: int(self.colors.max()) + 2] = True
         neighbours = self.instance.adjacency[self.vertex]
-        taken = self.colours[: self.instance.n][neighbours]
+        taken = self.colors[: self.instance.n][neighbours]
         legal[taken[taken >= 0]] = False
         return legal
 
     def apply(self, action: int) -> bool:
-        self.colours[self.vertex] = action
+        self.colors[self.vertex] = action
         self.vertex += 1
         return self.vertex == self.instance.n
 
     def solution(self) -> list[int]:
-        return self.colours[: self.vertex].tolist()
+        return self.colors[: self.vertex].tolist()
 
     def partial_objective(self) -> float:
-        return float(self.colours.max() + 1)
+        return float(self.colors.max() + 1)
 
     def greedy_action(self) -> int:
         """The smallest legal colour (first fit)."""

@@ -14,8 +14,8 @@ from npgym.tasks.graph_coloring import generator, prompt
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 from npgym.tasks.graph_coloring.verifier import (
     OK,
-    check_colouring,
-    check_colouring_python,
+    check_coloring,
+    check_coloring_python,
     reason,
     scan_check_coloring,
 )
@@ -57,7 +57,7 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         return as_int_array(value, "colouring")
 
     def check(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
-        return self.verdict(instance, check_colouring(instance.n, instance.edge_array, solution))
+        return self.verdict(instance, check_coloring(instance.n, instance.edge_array, solution))
 
     def check_answer(self, instance: GraphColoringInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_coloring(answer, instance.n, instance.edge_array)
@@ -69,7 +69,7 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         return Verdict(True, int(used))
 
     def check_python(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
-        result = check_colouring_python(instance.n, list(instance.edges), solution.tolist())
+        result = check_coloring_python(instance.n, list(instance.edges), solution.tolist())
         return self.verdict(instance, result)
 
     def random_solution(
@@ -79,8 +79,8 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         return rng.integers(0, palette, size=instance.n).tolist()
 
     def greedy_solution(self, instance: GraphColoringInstance) -> list[int]:
-        colours = solvers.dsatur(*solvers.neighbour_lists(instance.adjacency))
-        return solvers.canonical_colouring(colours)
+        colors = solvers.dsatur(*solvers.neighbour_lists(instance.adjacency))
+        return solvers.canonical_coloring(colors)
 
     def baseline_solution(self, instance: GraphColoringInstance) -> list[int]:
         """Every vertex its own colour, ``[0, 1, ..., n-1]``: proper on any graph."""
@@ -90,16 +90,16 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
         self, instance: GraphColoringInstance, *, exact: bool, time_limit: float
     ) -> Reference:
         if not exact:
-            colours, count = solvers.heuristic_colouring(instance.adjacency)
+            colors, count = solvers.heuristic_coloring(instance.adjacency)
             return Reference(
                 objective=count,
-                solution=colours.tolist(),
+                solution=colors.tolist(),
                 proven_optimal=False,
                 method="heuristic",
                 solver="DSatur+Tabucol",
             )
         planted = instance.planted_colouring
-        result = solvers.exact_colouring(
+        result = solvers.exact_coloring(
             instance.adjacency,
             time_limit,
             incumbent=None if planted is None else np.array(planted, dtype=np.int64),

@@ -18,19 +18,17 @@ OK, WRONG_LENGTH, CONFLICT = range(3)
 
 
 @njit
-def check_colouring(
-    n: int, edges: np.ndarray, colours: np.ndarray
-) -> tuple[int, int, int, int, int]:
+def check_coloring(n: int, edges: np.ndarray, colors: np.ndarray) -> tuple[int, int, int, int, int]:
     """Check a colouring of a graph with ``n`` vertices and ``(m, 2)`` ``edges`` (numba)."""
-    if colours.shape[0] != n:
-        return WRONG_LENGTH, colours.shape[0], 0, 0, 0
+    if colors.shape[0] != n:
+        return WRONG_LENGTH, colors.shape[0], 0, 0, 0
     for edge in range(edges.shape[0]):
         u, v = edges[edge, 0], edges[edge, 1]
-        if colours[u] == colours[v]:
-            return CONFLICT, u, v, colours[u], 0
+        if colors[u] == colors[v]:
+            return CONFLICT, u, v, colors[u], 0
     if n == 0:
         return OK, 0, 0, 0, 0
-    ordered = np.sort(colours)
+    ordered = np.sort(colors)
     distinct = 1
     for position in range(1, n):
         if ordered[position] != ordered[position - 1]:
@@ -41,22 +39,22 @@ def check_colouring(
 @njit
 def scan_check_coloring(answer: bytes, n: int, edges: np.ndarray) -> tuple[int, int, int, int, int]:
     """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
-    scanned, colours = scan_flat(answer)
+    scanned, colors = scan_flat(answer)
     if not scanned:
         return NOT_SCANNED, 0, 0, 0, 0
-    return check_colouring(n, edges, colours)
+    return check_coloring(n, edges, colors)
 
 
-def check_colouring_python(
-    n: int, edges: list[tuple[int, int]], colours: list[int]
+def check_coloring_python(
+    n: int, edges: list[tuple[int, int]], colors: list[int]
 ) -> tuple[int, int, int, int, int]:
-    """Pure-Python twin of :func:`check_colouring`, on lists."""
-    if len(colours) != n:
-        return WRONG_LENGTH, len(colours), 0, 0, 0
+    """Pure-Python twin of :func:`check_coloring`, on lists."""
+    if len(colors) != n:
+        return WRONG_LENGTH, len(colors), 0, 0, 0
     for u, v in edges:
-        if colours[u] == colours[v]:
-            return CONFLICT, u, v, colours[u], 0
-    return OK, 0, 0, 0, len(set(colours))
+        if colors[u] == colors[v]:
+            return CONFLICT, u, v, colors[u], 0
+    return OK, 0, 0, 0, len(set(colors))
 
 
 def reason(code: int, a: int, b: int, c: int, n: int) -> str:

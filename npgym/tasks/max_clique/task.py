@@ -103,5 +103,5 @@ def clique_reference(adjacency: np.ndarray, *, exact: bool, time_limit: float) -
     if exact:
         result = solvers.exact_clique(adjacency, time_limit, incumbent=clique)
         return Reference.from_result(result, result.witness.tolist(), EXACT_SOLVER)
-    bound = max(solvers.colour_bound(adjacency), int(clique.size))
+    bound = max(solvers.color_bound(adjacency), int(clique.size))
     return Reference.bounded(int(clique.size), clique.tolist(), bound, HEURISTIC_SOLVER)

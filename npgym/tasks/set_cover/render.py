@@ -60,14 +60,14 @@ def draw(
             if not coverable.all()
             else "wrong, the subsets do cover the universe"
         )
-        colour = GOOD if not coverable.all() else MISTAKE
+        color = GOOD if not coverable.all() else MISTAKE
     else:
         text = f"{len(counts)} subsets chosen (orange rows)"
         if uncovered and not partial:
             text += f"; uncovered: {uncovered[:12]}{'...' if len(uncovered) > 12 else ''}"
-        colour = (
+        color = (
             MISTAKE
             if (uncovered and not partial) or any(c > 1 for c in counts.values())
             else "black"
         )
-    matrix_axes.set_title(text, fontsize=8, color=colour)
+    matrix_axes.set_title(text, fontsize=8, color=color)

@@ -23,10 +23,10 @@ def draw(
     numbers_axes, sum_axes = figure.add_subplot(grid[0]), figure.add_subplot(grid[1])
     ids = [] if indices is None else valid_ids(indices, instance.n)
     counts = Counter(ids)
-    colours = [
+    colors = [
         MISTAKE if counts[i] > 1 else CHOSEN if counts[i] else FAINT for i in range(instance.n)
     ]
-    numbers_axes.bar(range(instance.n), instance.numbers, color=colours, edgecolor="black")
+    numbers_axes.bar(range(instance.n), instance.numbers, color=colors, edgecolor="black")
     numbers_axes.set_xticks(range(instance.n))
     numbers_axes.tick_params(labelsize=6)
     numbers_axes.set_xlabel("index", fontsize=8)
