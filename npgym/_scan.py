@@ -91,8 +91,8 @@ def scan(data: bytes) -> tuple[int, np.ndarray, np.ndarray]:
     """
     size = len(data)
     values = np.empty(size // 2 + 1, np.int64)
-    offsets = np.empty(size // 2 + 2, np.int64)
     empty = values[:0]
+    offsets = empty  # allocated at the first inner list: a flat list needs none
     position = _skip_whitespace(data, 0)
     if position >= size:
         return GAVE_UP, empty, empty
@@ -101,7 +101,6 @@ def scan(data: bytes) -> tuple[int, np.ndarray, np.ndarray]:
         return GAVE_UP, empty, empty
     count = 0
     rows = 0
-    offsets[0] = 0
     shape = 0  # 0 unknown (no item yet), FLAT or NESTED
     depth = 1
     inner = -1
@@ -143,6 +142,9 @@ def scan(data: bytes) -> tuple[int, np.ndarray, np.ndarray]:
         if depth == 1 and (byte == 91 or byte == 40):  # [ or (
             if shape == FLAT:
                 return GAVE_UP, empty, empty
+            if shape == 0:
+                offsets = np.empty(size // 2 + 2, np.int64)
+                offsets[0] = 0
             shape = NESTED
             inner = 93 if byte == 91 else 41
             depth = 2

@@ -74,6 +74,7 @@ _MARKER_SPAN = len("answer") + 4 + 1
 _FIRST_CHUNK = 512
 _PLAIN_MARKER = "Answer:"
 _BOXED = "\\boxed{"
+_USUAL_START = (" [", " (")
 _LEADING_NOISE = WHITESPACE + "*_`$>#"
 _FENCE_TAG = re.compile(r"[A-Za-z0-9_+-]{0,20}[^\S\n]*\n")
 _TOKEN = re.compile(r"\s*(?:(-?[0-9]+)|([A-Za-z]+)|(\S))")
@@ -97,9 +98,10 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
     if plain >= 0:
         # The usual case: "Answer:" with nothing after it that could start a later marker or a
         # \boxed{} (no "answer" in any case, no "\boxed{"), so it is the last marker.
-        marker_end = plain + len(_PLAIN_MARKER)
-        tail = text[marker_end:]
+        tail = text[plain + len(_PLAIN_MARKER) :]
         if "answer" not in tail.lower() and _BOXED not in tail:
+            if tail.startswith(_USUAL_START):  # "Answer: [...": what _skip_noise would return
+                return tail[1 : max_chars + 64]
             return _skip_noise(tail[: max_chars + 64])
     marker_end = _last_marker_end(text)
     boxed_start = text.rfind(_BOXED)
@@ -165,7 +167,7 @@ def _boxed_content(text: str, start: int, max_chars: int) -> str:
 
 def _skip_noise(segment: str) -> str:
     """Drop leading whitespace, emphasis, quote marks, math delimiters and code-fence tags."""
-    if segment[1:2] in _OPENERS and segment[:1] == " ":  # the usual "Answer: [...": one space
+    if segment.startswith(_USUAL_START):  # the usual "Answer: [...": one space
         return segment[1:]
     start = 0
     while True:

@@ -19,7 +19,9 @@ from pydantic import BaseModel
 
 from npgym.answer import (
     MAX_ANSWER_CHARS,
+    WHITESPACE,
     AnswerFormatError,
+    IntRows,
     extract_answer,
     parse_value_fast,
     render_value,
@@ -28,6 +30,7 @@ from npgym.config import TIER_DIFFICULTY, GeneratorConfig, overrides_or_config, 
 from npgym.instance import Instance
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import (
+    DEFAULT_REWARD,
     RewardConfig,
     RewardSpec,
     Sense,
@@ -314,64 +317,75 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         step is a bug: the last-resort guard turns it into a format failure whose reason names the
         step, and counts it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
         """
-        weights = resolve_reward(reward)
+        weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
+        cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
         if reference is None:
-            reference = self.reference(instance)
+            reference = cache.get(_DEFAULT_REFERENCE_KEY) or self.reference(instance)
         reference_objective = reference.objective if isinstance(reference, Reference) else reference
+        memo = _score_memo(cache, weights, reference_objective)
         step = "extract"
         value: Any = None
+        key: Any = None  # where the score is kept, when nothing but the key decides it
         try:
             if isinstance(completion, bytes):
                 completion = completion.decode("utf-8", errors="replace")
             try:
                 segment = extract_answer(completion)
                 step = "scan"
-                result = self.check_answer(instance, _utf8(segment[:MAX_ANSWER_CHARS]))
-                if result is not None and result[0] != NOT_SCANNED:
-                    step = "reward"
-                    return self._memoised_reward(instance, weights, reference_objective, result)
+                if segment[:1] in _SCAN_STARTS:  # the scanner reads nothing else
+                    answer = segment[:MAX_ANSWER_CHARS].encode("utf-8", "surrogatepass")
+                    result = self.check_answer(instance, answer)
+                    if result is not None and result[0] != NOT_SCANNED:
+                        step = "reward"
+                        score = memo.get(result)
+                        if score is None:
+                            verdict = self.verdict(instance, result)
+                            score = self._reward(instance, weights, verdict, reference_objective)
+                            _keep(memo, result, score)
+                        return score
                 step = "tokenise"
                 value = parse_value_fast(segment)
+                if type(value) is str and len(value) <= _WORD_KEY_CHARS:
+                    key = ("word", value)  # a word's score is the word's alone
+                    score = memo.get(key)
+                    if score is not None:
+                        return score
                 step = "shape"
                 solution = self.to_solution(value)
             except AnswerFormatError as error:
-                credit = _format_credit(weights, step, value, reference)
-                return _failed(weights, False, None, reference_objective, str(error), credit)
+                reason = str(error)
+                # The credit of a list that failed to take the task's shape depends on the
+                # list's outline; every other failure's score is its step's and reason's alone.
+                if key is None and not (step == "shape" and _is_list(value)):
+                    key = (step, reason)
+                score = memo.get(key) if key is not None else None
+                if score is None:
+                    credit = _format_credit(weights, step, value, reference)
+                    score = _failed(weights, False, None, reference_objective, reason, credit)
+                    if key is not None:
+                        _keep(memo, key, score)
+                return score
             step = "verify"
             verdict = self.check(instance, solution)
             step = "reward"
-            return _reward(self, weights, verdict, reference_objective, self.baseline(instance))
+            score = self._reward(instance, weights, verdict, reference_objective)
+            if key is not None:
+                _keep(memo, key, score)
+            return score
         except Exception as error:  # the last-resort guard: a bug, never a model's fault
             GUARD_TRIPS[(self.name, step)] += 1
             _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
             reason = f"internal error in the {step} step ({type(error).__name__}); please report"
             return _failed(weights, False, None, reference_objective, reason)
 
-    def _memoised_reward(
+    def _reward(
         self,
         instance: InstanceT,
         weights: RewardConfig,
+        verdict: Verdict,
         reference_objective: Objective | None,
-        result: tuple[int, ...],
     ) -> Score:
-        """The score of a fused kernel's ``result``, built once per instance, reward and result.
-
-        A score is a function of the verdict, the reference objective, the baseline and the
-        weights alone, and equal results mean equal verdicts; so completions that reach the same
-        result (every optimal answer of a GRPO group, say) share one immutable :class:`Score`.
-        The answer is still read and checked on every call. At most :data:`SCORE_MEMO_SIZE`
-        results are kept per instance, so hostile answers cannot grow it without bound.
-        """
-        memo: dict[tuple[Any, ...], tuple[RewardConfig, Score]] = instance.cached("scores", dict)
-        key = (id(weights), reference_objective, result)
-        entry = memo.get(key)
-        if entry is not None and entry[0] is weights:  # `is`: an id is reused only once freed
-            return entry[1]
-        verdict = self.verdict(instance, result)
-        score = _reward(self, weights, verdict, reference_objective, self.baseline(instance))
-        if len(memo) < SCORE_MEMO_SIZE:
-            memo[key] = (weights, score)
-        return score
+        return _reward(self, weights, verdict, reference_objective, self.baseline(instance))
 
     def score_many(
         self,
@@ -485,16 +499,41 @@ def _reward(
     )
 
 
-SCORE_MEMO_SIZE = 256
-"""Most distinct kernel results whose scores :meth:`Task.score` keeps per instance."""
-
 NOT_SCANNED = -1
 """The code a fused kernel returns first when its scanner did not read the answer."""
 
+SCORE_MEMO_SIZE = 256
+"""Most scores :meth:`Task.score` keeps per instance, reward and reference objective."""
+_WORD_KEY_CHARS = 64
+"""Longest word answer whose score is kept (a longer one is scored each time)."""
+_SCAN_STARTS = "[(" + WHITESPACE
+"""The first characters of every answer the scanner reads (the empty answer is among them)."""
 
-def _utf8(text: str) -> bytes:
-    """The UTF-8 bytes of an answer; lone surrogates pass through (the scanner gives up there)."""
-    return text.encode("utf-8", "surrogatepass")
+ScoreMemo = dict[Any, Score]
+
+
+def _score_memo(
+    cache: dict[Any, Any], weights: RewardConfig, reference_objective: Objective | None
+) -> ScoreMemo:
+    """The scores kept in an instance's ``cache`` for one reward and reference objective.
+
+    A score is a function of the verdict, the reference objective, the baseline and the weights
+    alone; a fused kernel's result determines the verdict, and so does a word. Completions that
+    reach the same result (every optimal answer of a GRPO group, say) or give the same word
+    share one immutable :class:`Score`; every answer is still read and checked on each call.
+    """
+    key = ("scores", id(weights), reference_objective)
+    entry: tuple[RewardConfig, ScoreMemo] | None = cache.get(key)
+    if entry is None or entry[0] is not weights:  # `is`: an id is reused only once freed
+        entry = cache[key] = (weights, {})
+    return entry[1]
+
+
+def _keep(memo: ScoreMemo, key: Any, score: Score) -> None:
+    """Keep ``score`` under ``key`` while the memo holds fewer than :data:`SCORE_MEMO_SIZE`, so
+    hostile answers cannot grow it without bound."""
+    if len(memo) < SCORE_MEMO_SIZE:
+        memo[key] = score
 
 
 EMPTY_ANSWER = "empty answer"
@@ -520,7 +559,7 @@ def _format_credit(
     if step == "extract":
         return 0.0
     credit = weights.marker_credit
-    if step != "shape" or not isinstance(value, list):
+    if step != "shape" or not _is_list(value):
         return credit
     credit += weights.value_credit
     if isinstance(reference, Reference) and _outline(value) == _outline(reference.solution):
@@ -528,9 +567,14 @@ def _format_credit(
     return credit
 
 
+def _is_list(value: Any) -> bool:
+    """Whether a parsed value is a list: plain, or as the scanner makes them (arrays, rows)."""
+    return isinstance(value, (list, np.ndarray, IntRows))
+
+
 def _outline(value: Any) -> Any:
     """The nesting and lengths of a value, without its entries (``None`` for a scalar)."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, IntRows)):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [_outline(item) for item in value]

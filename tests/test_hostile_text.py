@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import npgym
 from npgym.answer import AnswerFormatError, parse_answer
 from npgym.integrations import trl as npgym_trl
-from npgym.task import GUARD_TRIPS
+from npgym.task import GUARD_TRIPS, SCORE_MEMO_SIZE
 
 TASK_NAMES = npgym.list_tasks()
 SEPARATOR_CATEGORIES = ("Zs", "Zl", "Zp", "Cc")
@@ -286,3 +286,21 @@ def test_parser_whitespace_is_exactly_what_isspace_and_backslash_s_match() -> No
     every = [chr(code) for code in range(sys.maxunicode + 1)]
     assert sorted(WHITESPACE) == [c for c in every if c.isspace()]
     assert sorted(WHITESPACE) == [c for c in every if re.fullmatch(r"\s", c)]
+
+
+def test_kept_scores_are_bounded_and_change_nothing() -> None:
+    """score() keeps at most SCORE_MEMO_SIZE scores per instance however many distinct answers
+    it sees, and a kept score equals a fresh one."""
+    task, instance, reference = _instance("SubsetSum")
+    answers = [f"Answer: [{i}, {i + 1}]" for i in range(3 * SCORE_MEMO_SIZE)]
+    answers += [f"Answer: word{chr(97 + i % 26) * (i % 50)}" for i in range(600)]
+    scores = [task.score(instance, text, reference) for text in answers]
+    kept = [
+        value[1]
+        for key, value in instance.__pydantic_private__["_cache"].items()
+        if isinstance(key, tuple) and key[0] == "scores"
+    ]
+    assert kept and all(len(memo) <= SCORE_MEMO_SIZE for memo in kept)
+    fresh = [task.score(instance.model_copy(), text, reference) for text in answers[-50:]]
+    assert scores[-50:] == fresh
+    assert [task.score(instance, text, reference) for text in answers] == scores
