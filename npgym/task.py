@@ -318,20 +318,43 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         step, and counts it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
         """
         weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
+        reference, reference_objective, memo = self._scoring(instance, reference, weights)
+        try:
+            if isinstance(completion, bytes):
+                completion = completion.decode("utf-8", errors="replace")
+            segment = extract_answer(completion)
+        except AnswerFormatError as error:
+            return _extract_failure(memo, weights, reference_objective, str(error))
+        except Exception as error:  # the last-resort guard (see _score_answer)
+            return self._guard(weights, reference_objective, "extract", error)
+        return self._score_answer(instance, segment, weights, reference, reference_objective, memo)
+
+    def _scoring(
+        self, instance: InstanceT, reference: Reference | Objective | None, weights: RewardConfig
+    ) -> tuple[Reference | Objective, Objective | None, ScoreMemo]:
+        """The reference (the default one when ``None``), its objective, and the scores kept on
+        ``instance`` for them and ``weights``."""
         cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
         if reference is None:
             reference = cache.get(_DEFAULT_REFERENCE_KEY) or self.reference(instance)
         reference_objective = reference.objective if isinstance(reference, Reference) else reference
-        memo = _score_memo(cache, weights, reference_objective)
-        step = "extract"
+        return reference, reference_objective, _score_memo(cache, weights, reference_objective)
+
+    def _score_answer(
+        self,
+        instance: InstanceT,
+        segment: str,
+        weights: RewardConfig,
+        reference: Reference | Objective,
+        reference_objective: Objective | None,
+        memo: ScoreMemo,
+    ) -> Score:
+        """The steps of :meth:`score` after extraction, on the answer text ``segment``."""
+        step = "scan"
         value: Any = None
         key: Any = None  # where the score is kept, when nothing but the key decides it
         try:
-            if isinstance(completion, bytes):
-                completion = completion.decode("utf-8", errors="replace")
             try:
-                segment = extract_answer(completion)
-                step = "scan"
                 if segment[:1] in _SCAN_STARTS:  # the scanner reads nothing else
                     answer = segment[:MAX_ANSWER_CHARS].encode("utf-8", "surrogatepass")
                     result = self.check_answer(instance, answer)
@@ -373,10 +396,20 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
                 _keep(memo, key, score)
             return score
         except Exception as error:  # the last-resort guard: a bug, never a model's fault
-            GUARD_TRIPS[(self.name, step)] += 1
-            _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
-            reason = f"internal error in the {step} step ({type(error).__name__}); please report"
-            return _failed(weights, False, None, reference_objective, reason)
+            return self._guard(weights, reference_objective, step, error)
+
+    def _guard(
+        self,
+        weights: RewardConfig,
+        reference_objective: Objective | None,
+        step: str,
+        error: Exception,
+    ) -> Score:
+        """The format failure that stands for a bug in ``step``, counted and logged."""
+        GUARD_TRIPS[(self.name, step)] += 1
+        _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
+        reason = f"internal error in the {step} step ({type(error).__name__}); please report"
+        return _failed(weights, False, None, reference_objective, reason)
 
     def _reward(
         self,
@@ -396,24 +429,32 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     ) -> list[Score]:
         """Score a group of completions of one instance (the GRPO case); never raises.
 
-        A score depends on a completion only through its answer text (what follows the last
-        marker), so completions that differ in their reasoning but end in the same answer are
-        parsed, verified and rewarded once: each answer text is scored by :meth:`score` the first
-        time it appears, and later completions with that answer share the (immutable) result.
-        Completions that fail extraction share a result per reason.
+        Equal to :meth:`score` on each completion. A score depends on a completion only through
+        its answer text (what follows the last marker), so each completion's answer is extracted
+        once, and completions that differ in their reasoning but end in the same answer share
+        one (immutable) result: the answer is read, verified and rewarded once per group.
         """
-        if reference is None:
-            reference = self.reference(instance)
-        weights = resolve_reward(reward)
+        weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
+        reference, reference_objective, memo = self._scoring(instance, reference, weights)
         scores: list[Score] = []
         by_answer: dict[str, Score] = {}
         for text in completions:
-            key = _answer_key(text)
-            score = by_answer.get(key) if key is not None else None
+            if type(text) is not str:  # bytes, or no text at all: score() says what it is
+                scores.append(self.score(instance, text, reference, weights))
+                continue
+            try:
+                segment = extract_answer(text)
+            except AnswerFormatError as error:
+                scores.append(_extract_failure(memo, weights, reference_objective, str(error)))
+                continue
+            except Exception as error:  # the last-resort guard (see _score_answer)
+                scores.append(self._guard(weights, reference_objective, "extract", error))
+                continue
+            score = by_answer.get(segment)
             if score is None:
-                score = self.score(instance, text, reference, weights)
-                if key is not None:
-                    by_answer[key] = score
+                score = by_answer[segment] = self._score_answer(
+                    instance, segment, weights, reference, reference_objective, memo
+                )
             scores.append(score)
         return scores
 
@@ -429,19 +470,16 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         return f"Feasible, {self.objective_name} {score.objective}; the best known is {better}."
 
 
-def _answer_key(completion: object) -> str | None:
-    """What :meth:`Task.score` reads of a completion: ``"answer:"`` and the answer text, or
-    ``"error:"`` and why there is none; None for non-text input, which is scored on its own."""
-    if type(completion) is bytes:
-        completion = completion.decode("utf-8", errors="replace")
-    if type(completion) is not str:
-        return None
-    try:
-        return "answer:" + extract_answer(completion)
-    except AnswerFormatError as error:
-        return "error:" + str(error)
-    except Exception:  # a bug: score() meets it again, and its guard reports it
-        return None
+def _extract_failure(
+    memo: ScoreMemo, weights: RewardConfig, reference_objective: Objective | None, reason: str
+) -> Score:
+    """The score of a completion with no answer to read (kept per reason)."""
+    key = ("extract", reason)
+    score = memo.get(key)
+    if score is None:
+        score = _failed(weights, False, None, reference_objective, reason)
+        _keep(memo, key, score)
+    return score
 
 
 def _reward(
