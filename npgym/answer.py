@@ -264,7 +264,7 @@ def to_python(value: Value | np.ndarray | IntRows) -> Value:
 @cache
 def _scan() -> ModuleType:
     """The numba scanner module, imported on first use so that ``import npgym`` stays light."""
-    return importlib.import_module("npgym._scan")
+    return importlib.import_module("npgym.scan")
 
 
 def parse_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:

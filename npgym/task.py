@@ -39,6 +39,7 @@ from npgym.reward import (
     optimality_ratio,
     resolve_reward,
 )
+from npgym.scan import NOT_SCANNED
 
 Category = Literal[
     "graph clustering",
@@ -188,10 +189,10 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
         ``answer`` is the UTF-8 answer text (at most :data:`MAX_ANSWER_CHARS` characters). A task
         with a fused kernel returns that kernel's raw result, whose first item is the verifier's
-        code, or :data:`NOT_SCANNED` first when the scanner did not read the answer (any shape but
-        the task's, and every malformed answer): :meth:`score` then parses it with the full
-        parser. A result must carry everything :meth:`verdict` needs, so that equal results mean
-        equal verdicts. ``None`` (the default) means the task has no fused kernel.
+        code, or :data:`npgym.scan.NOT_SCANNED` first when the scanner did not read the answer
+        (any shape but the task's, and every malformed answer): :meth:`score` then parses it
+        with the full parser. A result must carry everything :meth:`verdict` needs, so that
+        equal results mean equal verdicts. ``None`` (the default): the task has no fused kernel.
         """
         return None
 
@@ -536,9 +537,6 @@ def _reward(
         no_better_than_baseline=no_gain,
     )
 
-
-NOT_SCANNED = -1
-"""The code a fused kernel returns first when its scanner did not read the answer."""
 
 SCORE_MEMO_SIZE = 256
 """Most scores :meth:`Task.score` keeps per instance, reward and reference objective."""

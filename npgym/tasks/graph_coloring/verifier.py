@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
+from npgym.scan import NOT_SCANNED, scan_flat
 
 OK, WRONG_LENGTH, CONFLICT = range(3)
 

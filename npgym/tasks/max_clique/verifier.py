@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym._scan import NOT_SCANNED, scan_flat
 from npgym.heuristics.jit import njit
 from npgym.kernels import (
     ID_OUT_OF_RANGE,
@@ -21,6 +20,7 @@ from npgym.kernels import (
     check_ids_python,
     ids_reason,
 )
+from npgym.scan import NOT_SCANNED, scan_flat
 
 OK, OUT_OF_RANGE, REPEATED, BAD_PAIR = IDS_OK, ID_OUT_OF_RANGE, ID_REPEATED, 3
 

@@ -98,7 +98,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
 
     def check_answer(self, instance: MeetingSchedulingInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_schedule(
-            answer, *instance.arrays, instance.slot, instance.day_start, instance.day_end
+            answer, instance.slot, instance.day_start, instance.day_end, *instance.arrays
         )
 
     def verdict(self, instance: MeetingSchedulingInstance, result: tuple[int, ...]) -> Verdict:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym._scan import NOT_SCANNED, first_row_not_of_length, scan_rows
 from npgym.heuristics.jit import njit
+from npgym.scan import NOT_SCANNED, first_row_not_of_length, scan_rows
 
 (
     OK,
@@ -110,37 +110,15 @@ def check_schedule(
 
 @njit
 def scan_check_schedule(
-    answer: bytes,
-    attendee_ptr: np.ndarray,
-    attendee_ids: np.ndarray,
-    durations: np.ndarray,
-    interval_ptr: np.ndarray,
-    interval_starts: np.ndarray,
-    interval_ends: np.ndarray,
-    capacities: np.ndarray,
-    slot: int,
-    day_start: int,
-    day_end: int,
+    answer: bytes, slot: int, day_start: int, day_end: int, *arrays: np.ndarray
 ) -> tuple[int, int, int, int, int]:
     """Read the answer text and check it in one call (``NOT_SCANNED`` first unless it is a list
-    of ``[meeting, room, start]`` rows)."""
+    of ``[meeting, room, start]`` rows); ``arrays`` are :func:`check_schedule`'s, in its order."""
     scanned, values, offsets = scan_rows(answer)
     if not scanned or first_row_not_of_length(offsets, 3) >= 0:
         return NOT_SCANNED, 0, 0, 0, 0
     schedule = np.ascontiguousarray(values).reshape((offsets.shape[0] - 1, 3))
-    return check_schedule(
-        schedule,
-        attendee_ptr,
-        attendee_ids,
-        durations,
-        interval_ptr,
-        interval_starts,
-        interval_ends,
-        capacities,
-        slot,
-        day_start,
-        day_end,
-    )
+    return check_schedule(schedule, *arrays, slot, day_start, day_end)
 
 
 def check_schedule_python(

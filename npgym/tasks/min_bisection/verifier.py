@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym._scan import NOT_SCANNED, scan_rows
 from npgym.heuristics.jit import njit
 from npgym.kernels import (
     ID_OUT_OF_RANGE,
@@ -20,6 +19,7 @@ from npgym.kernels import (
     check_ids_python,
     ids_reason,
 )
+from npgym.scan import NOT_SCANNED, scan_rows
 
 OK, OUT_OF_RANGE, REPEATED, IN_BOTH, MISSING, UNBALANCED = range(6)
 PART_NAMES = ("A", "B")
