@@ -11,6 +11,9 @@ from npgym.heuristics.result import SolverResult, relative_gap
 
 Objective = int | float
 ReferenceMethod = Literal["exact", "planted", "heuristic"]
+NOT_SCANNED = -1
+"""The code a task's fused kernel (``Task.check_answer``) returns first when its scanner did
+not read the answer: ``Task.score`` then hands the answer to the parser."""
 DEADLINE_NOTE = " [stopped by the wall-clock safety net]"
 """Appended to ``Reference.solver`` when the safety net, not the work budget, ended the search."""
 

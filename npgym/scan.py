@@ -9,8 +9,8 @@ a format failure itself: it only has to agree with the reference on what it acce
 differential hypothesis test checks.
 
 Public for the fused kernels of tasks (npgym's and plug-ins'): :func:`scan_flat` and
-:func:`scan_rows` start a task's ``check_answer`` kernel, which returns :data:`NOT_SCANNED`
-first when they do not read the answer (see docs/adding-a-task.md).
+:func:`scan_rows` start a task's ``check_answer`` kernel, which returns
+:data:`npgym.results.NOT_SCANNED` first when they do not read the answer (docs/adding-a-task.md).
 
 Whitespace is the parser's one set (:data:`npgym.answer.WHITESPACE`), recognised in its UTF-8
 form. This module imports numba, so :mod:`npgym.answer` loads it on the first parse, not at
@@ -192,11 +192,6 @@ def within(values: np.ndarray, limit: int) -> bool:
         if value >= limit or value <= -limit:
             return False
     return True
-
-
-NOT_SCANNED = -1
-"""The code a fused kernel returns first when :func:`scan` did not read the task's shape:
-``Task.score`` then hands the answer to the parser."""
 
 
 @njit

@@ -28,7 +28,7 @@ from npgym.answer import (
 )
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, overrides_or_config, resolve_config
 from npgym.instance import Instance
-from npgym.results import Objective, Reference, Score, Verdict
+from npgym.results import NOT_SCANNED, Objective, Reference, Score, Verdict
 from npgym.reward import (
     DEFAULT_REWARD,
     RewardConfig,
@@ -39,7 +39,6 @@ from npgym.reward import (
     optimality_ratio,
     resolve_reward,
 )
-from npgym.scan import NOT_SCANNED
 
 Category = Literal[
     "graph clustering",
@@ -189,7 +188,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
 
         ``answer`` is the UTF-8 answer text (at most :data:`MAX_ANSWER_CHARS` characters). A task
         with a fused kernel returns that kernel's raw result, whose first item is the verifier's
-        code, or :data:`npgym.scan.NOT_SCANNED` first when the scanner did not read the answer
+        code, or :data:`npgym.results.NOT_SCANNED` first when the scanner did not read the answer
         (any shape but the task's, and every malformed answer): :meth:`score` then parses it
         with the full parser. A result must carry everything :meth:`verdict` needs, so that
         equal results mean equal verdicts. ``None`` (the default): the task has no fused kernel.

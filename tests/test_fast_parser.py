@@ -29,7 +29,7 @@ from npgym.answer import (
     parse_value_reference,
     to_python,
 )
-from npgym.scan import NOT_SCANNED
+from npgym.results import NOT_SCANNED
 from npgym.testing import ContractError, check_fused_kernel
 from tests.test_answer import HOSTILE
 from tests.test_hostile_text import TEMPLATES, _fuzz_corpus, _instance, hostile_characters

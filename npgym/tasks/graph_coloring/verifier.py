@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from npgym.heuristics.jit import njit
-from npgym.scan import NOT_SCANNED, scan_flat
+from npgym.results import NOT_SCANNED
+from npgym.scan import scan_flat
 
 OK, WRONG_LENGTH, CONFLICT = range(3)
 

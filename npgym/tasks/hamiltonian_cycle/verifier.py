@@ -14,7 +14,8 @@ import itertools
 import numpy as np
 
 from npgym.heuristics.jit import njit
-from npgym.scan import NOT_SCANNED, scan_flat
+from npgym.results import NOT_SCANNED
+from npgym.scan import scan_flat
 
 OK, OUT_OF_RANGE, TOO_SHORT, NOT_CLOSED, REPEATED, NOT_ADJACENT = range(6)
 MIN_CYCLE = 3

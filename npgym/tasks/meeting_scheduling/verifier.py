@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from npgym.heuristics.jit import njit
-from npgym.scan import NOT_SCANNED, first_row_not_of_length, scan_rows
+from npgym.results import NOT_SCANNED
+from npgym.scan import first_row_not_of_length, scan_rows
 
 (
     OK,

@@ -19,7 +19,8 @@ from npgym.kernels import (
     check_ids_python,
     ids_reason,
 )
-from npgym.scan import NOT_SCANNED, scan_rows
+from npgym.results import NOT_SCANNED
+from npgym.scan import scan_rows
 
 OK, OUT_OF_RANGE, REPEATED, IN_BOTH, MISSING, UNBALANCED = range(6)
 PART_NAMES = ("A", "B")

@@ -21,7 +21,8 @@ from npgym.kernels import (
     check_ids_python,
     ids_reason,
 )
-from npgym.scan import NOT_SCANNED, scan_flat
+from npgym.results import NOT_SCANNED
+from npgym.scan import scan_flat
 
 OK, OUT_OF_RANGE, REPEATED, NOT_COVERED, COVER_EXISTS = (
     IDS_OK,

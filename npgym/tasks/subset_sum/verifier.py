@@ -18,7 +18,8 @@ from npgym.kernels import (
     check_ids,
     check_ids_python,
 )
-from npgym.scan import NOT_SCANNED, scan_flat
+from npgym.results import NOT_SCANNED
+from npgym.scan import scan_flat
 
 OK, OUT_OF_RANGE, REPEATED, WRONG_SUM = IDS_OK, ID_OUT_OF_RANGE, ID_REPEATED, 3
 

@@ -13,7 +13,8 @@ import itertools
 import numpy as np
 
 from npgym.heuristics.jit import njit
-from npgym.scan import NOT_SCANNED, scan_flat
+from npgym.results import NOT_SCANNED
+from npgym.scan import scan_flat
 
 OK, TOO_SHORT, OUT_OF_RANGE, NOT_CLOSED, REPEATED, MISSING = range(6)
 
