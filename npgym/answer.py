@@ -112,6 +112,22 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
     return _skip_noise(text[marker_end : marker_end + max_chars + 64])
 
 
+def answer_tail(text: str) -> str | None:
+    """The end of a completion that alone decides :func:`extract_answer`'s result: everything
+    from the last plain ``Answer:`` on, when that marker lies inside the searched window (the
+    last :data:`MAX_SCAN_CHARS` characters); None when there is none.
+
+    Completions with equal tails have equal answers or equal errors: any later marker, a
+    ``\\boxed{}`` after the marker and the answer itself lie in the tail, and nothing before the
+    plain marker can end a later marker or start a later ``\\boxed{``. A cheap key (one
+    ``rfind``) for scoring a group whose completions share answers.
+    """
+    plain = text.rfind(_PLAIN_MARKER)
+    if plain < 0 or plain < len(text) - MAX_SCAN_CHARS:
+        return None
+    return text[plain:]
+
+
 def _last_marker_end(text: str) -> int:
     """Index just past the last ``Answer:`` marker (any case, emphasis allowed), or -1.
 

@@ -22,6 +22,7 @@ from npgym.answer import (
     WHITESPACE,
     AnswerFormatError,
     IntRows,
+    answer_tail,
     extract_answer,
     parse_value_fast,
     render_value,
@@ -437,24 +438,29 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
         reference, reference_objective, memo = self._scoring(instance, reference, weights)
         scores: list[Score] = []
+        by_tail: dict[str, Score] = {}  # what follows the last "Answer:" decides the score
         by_answer: dict[str, Score] = {}
         for text in completions:
             if type(text) is not str:  # bytes, or no text at all: score() says what it is
                 scores.append(self.score(instance, text, reference, weights))
                 continue
-            try:
-                segment = extract_answer(text)
-            except AnswerFormatError as error:
-                scores.append(_extract_failure(memo, weights, reference_objective, str(error)))
-                continue
-            except Exception as error:  # the last-resort guard (see _score_answer)
-                scores.append(self._guard(weights, reference_objective, "extract", error))
-                continue
-            score = by_answer.get(segment)
+            tail = answer_tail(text)
+            score = by_tail.get(tail) if tail is not None else None
             if score is None:
-                score = by_answer[segment] = self._score_answer(
-                    instance, segment, weights, reference, reference_objective, memo
-                )
+                try:
+                    segment = extract_answer(text)
+                except AnswerFormatError as error:
+                    score = _extract_failure(memo, weights, reference_objective, str(error))
+                except Exception as error:  # the last-resort guard (see _score_answer)
+                    score = self._guard(weights, reference_objective, "extract", error)
+                else:
+                    score = by_answer.get(segment)
+                    if score is None:
+                        score = by_answer[segment] = self._score_answer(
+                            instance, segment, weights, reference, reference_objective, memo
+                        )
+                if tail is not None:
+                    by_tail[tail] = score
             scores.append(score)
         return scores
 

@@ -24,6 +24,7 @@ from npgym.answer import (
     MAX_SCAN_CHARS,
     AnswerFormatError,
     IntRows,
+    answer_tail,
     extract_answer,
     parse_value_fast,
     parse_value_reference,
@@ -263,3 +264,49 @@ def test_a_lying_fused_kernel_fails_the_contract() -> None:
 
     with pytest.raises(ContractError, match="the fused kernel scores"):
         check_fused_kernel(Lying(), "easy")
+
+
+_PIECES = st.sampled_from(
+    [
+        "answer",
+        "Answer",
+        "ANSWER:",
+        "answer :",
+        "**Answer**:",
+        "\\boxed{",
+        "}",
+        "{",
+        ":",
+        " ",
+        "\n",
+        "\u0130",
+        "[1, 2]",
+        "x",
+        "Answer:",
+    ]
+)
+
+
+def _extracted(text: str) -> tuple[str, str]:
+    try:
+        return ("answer", extract_answer(text))
+    except AnswerFormatError as error:
+        return ("error", str(error))
+
+
+@given(
+    first=st.lists(_PIECES, max_size=8).map("".join),
+    second=st.lists(_PIECES, max_size=8).map("".join),
+    tail=st.lists(_PIECES, max_size=8).map("".join),
+)
+def test_equal_answer_tails_mean_equal_answers(first: str, second: str, tail: str) -> None:
+    """score_many keys completions by answer_tail: what precedes it must never matter."""
+    one, two = first + "Answer:" + tail, second + "Answer:" + tail
+    assert answer_tail(one) == answer_tail(two) is not None
+    assert _extracted(one) == _extracted(two)
+
+
+def test_a_tail_outside_the_searched_window_is_no_key() -> None:
+    text = "Answer: [1]" + "x" * MAX_SCAN_CHARS
+    assert answer_tail(text) is None
+    assert answer_tail("no marker here") is None
