@@ -44,9 +44,9 @@ class derived(Generic[T]):  # noqa: N801 (a decorator, named like property)
     def __get__(self, instance: Instance | None, owner: type | None = None) -> T | derived[T]:
         if instance is None:
             return self
-        cache = cast(dict[str, Any], instance.__pydantic_private__)["_cache"]
+        cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # no cast(): hot
         try:
-            return cast(T, cache[self.name])
+            return cache[self.name]
         except KeyError:
             value = cache[self.name] = self.compute(instance)
             return value

@@ -339,7 +339,13 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         if reference is None:
             reference = cache.get(_DEFAULT_REFERENCE_KEY) or self.reference(instance)
         reference_objective = reference.objective if isinstance(reference, Reference) else reference
-        return reference, reference_objective, _score_memo(cache, weights, reference_objective)
+        # The scores kept for these weights and this objective (see SCORE_MEMO_SIZE); `is`,
+        # because an id is reused only once the weights it named are gone.
+        key = (id(weights), reference_objective)
+        entry: tuple[RewardConfig, ScoreMemo] | None = cache.get(key)
+        if entry is None or entry[0] is not weights:
+            entry = cache[key] = (weights, {})
+        return reference, reference_objective, entry[1]
 
     def _score_answer(
         self,
@@ -544,30 +550,18 @@ def _reward(
 
 
 SCORE_MEMO_SIZE = 256
-"""Most scores :meth:`Task.score` keeps per instance, reward and reference objective."""
+"""Most scores :meth:`Task.score` keeps per instance, reward and reference objective.
+
+A score is a function of the verdict, the reference objective, the baseline and the weights
+alone; a fused kernel's result determines the verdict, and so does a word or a failure's step and
+reason. Completions that reach the same result (every optimal answer of a GRPO group, say) share
+one immutable :class:`Score`; every answer is still read and checked on each call."""
 _WORD_KEY_CHARS = 64
 """Longest word answer whose score is kept (a longer one is scored each time)."""
 _SCAN_STARTS = "[(" + WHITESPACE
 """The first characters of every answer the scanner reads (the empty answer is among them)."""
 
 ScoreMemo = dict[Any, Score]
-
-
-def _score_memo(
-    cache: dict[Any, Any], weights: RewardConfig, reference_objective: Objective | None
-) -> ScoreMemo:
-    """The scores kept in an instance's ``cache`` for one reward and reference objective.
-
-    A score is a function of the verdict, the reference objective, the baseline and the weights
-    alone; a fused kernel's result determines the verdict, and so does a word. Completions that
-    reach the same result (every optimal answer of a GRPO group, say) or give the same word
-    share one immutable :class:`Score`; every answer is still read and checked on each call.
-    """
-    key = ("scores", id(weights), reference_objective)
-    entry: tuple[RewardConfig, ScoreMemo] | None = cache.get(key)
-    if entry is None or entry[0] is not weights:  # `is`: an id is reused only once freed
-        entry = cache[key] = (weights, {})
-    return entry[1]
 
 
 def _keep(memo: ScoreMemo, key: Any, score: Score) -> None:

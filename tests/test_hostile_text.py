@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import npgym
 from npgym.answer import AnswerFormatError, parse_answer
 from npgym.integrations import trl as npgym_trl
+from npgym.reward import RewardConfig
 from npgym.task import GUARD_TRIPS, SCORE_MEMO_SIZE
 
 TASK_NAMES = npgym.list_tasks()
@@ -297,8 +298,8 @@ def test_kept_scores_are_bounded_and_change_nothing() -> None:
     scores = [task.score(instance, text, reference) for text in answers]
     kept = [
         value[1]
-        for key, value in instance.__pydantic_private__["_cache"].items()
-        if isinstance(key, tuple) and key[0] == "scores"
+        for value in instance.__pydantic_private__["_cache"].values()
+        if isinstance(value, tuple) and isinstance(value[0], RewardConfig)
     ]
     assert kept and all(len(memo) <= SCORE_MEMO_SIZE for memo in kept)
     fresh = [task.score(instance.model_copy(), text, reference) for text in answers[-50:]]
