@@ -53,6 +53,22 @@ def test_reference_round_trips_and_scores_as_optimal(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", FAMILY_SAMPLE)
+def test_score_many_equals_score_in_a_loop(name: str) -> None:
+    """A family's own parser and scoring serve score_many as they serve score."""
+    task = npgym.get_task(name)
+    instance = task.generate(2, tier="easy")
+    reference = task.reference(instance)
+    rng = np.random.default_rng(0)
+    answers = [task.format_answer(reference.solution), "Answer: [0, 1]", "no marker", "Answer: x"]
+    answers += [task.format_answer(task.random_solution(instance, rng)) for _ in range(2)]
+    group: list[object] = [f"Step {i}. " + answers[i % len(answers)] for i in range(12)]
+    group += [answers[0].encode(), None]
+    many = task.score_many(instance, group, reference)  # type: ignore[arg-type]
+    assert many == [task.score(instance, text, reference) for text in group]  # type: ignore[arg-type]
+    assert many[0].optimality == 1.0
+
+
+@pytest.mark.parametrize("name", FAMILY_SAMPLE)
 @settings(max_examples=15, deadline=None)
 @given(text=st.text(max_size=200))
 def test_score_never_raises(name: str, text: str) -> None:

@@ -8,22 +8,19 @@ base instances as their JSON dicts, so it round-trips through JSON like any othe
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from npgym.answer import AnswerFormatError, extract_answer, parse_value
+from npgym.answer import AnswerFormatError, parse_value
 from npgym.config import TIERS, GeneratorConfig
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score
-from npgym.reward import RewardConfig, RewardSpec, resolve_reward
-from npgym.task import GUARD_TRIPS, Task, _failed
-
-_log = logging.getLogger("npgym")
+from npgym.reward import RewardConfig
+from npgym.task import ScoreMemo, Task, _failed
 
 Tier = Literal["easy", "medium", "hard", "benchmark"]
 
@@ -111,25 +108,20 @@ class FamilyTask(Task[InstanceT, ConfigT]):
         ``"strict"`` measures a family's gap from 0."""
         return None
 
-    def score(
+    def _score_answer(
         self,
         instance: InstanceT,
-        completion: str,
-        reference: Reference | Objective | None = None,
-        reward: RewardSpec = None,
+        segment: str,
+        weights: RewardConfig,
+        reference: Reference | Objective,
+        reference_objective: Objective | None,
+        memo: ScoreMemo,
     ) -> Score:
-        """Reward a completion; never raises (the same last-resort guard as the base tasks)."""
-        weights = resolve_reward(reward)
-        if reference is None:
-            reference = self.reference(instance)
-        reference_objective = reference.objective if isinstance(reference, Reference) else reference
-        step = "extract"
+        """A family's steps after extraction (``score`` and ``score_many`` share the base task's
+        extraction and last-resort guard): its own parser and :meth:`score_solution`."""
+        step = "tokenise"
         try:
-            if isinstance(completion, bytes):
-                completion = completion.decode("utf-8", errors="replace")
             try:
-                segment = extract_answer(completion)
-                step = "tokenise"
                 value = self.parse_segment(segment)
                 step = "shape"
                 solution = self.to_solution(value)
@@ -138,7 +130,4 @@ class FamilyTask(Task[InstanceT, ConfigT]):
             step = "verify"
             return self.score_solution(instance, solution, reference, weights)
         except Exception as error:  # the last-resort guard: a bug, never a model's fault
-            GUARD_TRIPS[(self.name, step)] += 1
-            _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
-            reason = f"internal error in the {step} step ({type(error).__name__}); please report"
-            return _failed(weights, False, None, reference_objective, reason)
+            return self._guard(weights, reference_objective, step, error)
