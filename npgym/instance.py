@@ -77,7 +77,8 @@ class Instance(BaseModel):
     """Where an imported instance comes from (file, question id...); left out of the JSON of
     generated instances, so their bytes do not depend on it."""
 
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _cache: dict[Any, Any] = PrivateAttr(default_factory=dict)
+    """Derived arrays, memoised references and kept scores (``Task.score``), by key."""
 
     canonical_fields: ClassVar[tuple[str, ...]] = ()
     """The task's data fields that docs/tasks.md names as the export contract."""

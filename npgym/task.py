@@ -425,6 +425,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         verdict: Verdict,
         reference_objective: Objective | None,
     ) -> Score:
+        """The score of ``verdict`` against the reference objective and the instance's baseline."""
         return _reward(self, weights, verdict, reference_objective, self.baseline(instance))
 
     def score_many(

@@ -21,9 +21,11 @@ from hypothesis import strategies as st
 
 import npgym
 from npgym.answer import (
+    _MARKER,
     MAX_SCAN_CHARS,
     AnswerFormatError,
     IntRows,
+    _last_marker_end,
     answer_tail,
     extract_answer,
     parse_value_fast,
@@ -310,3 +312,40 @@ def test_a_tail_outside_the_searched_window_is_no_key() -> None:
     text = "Answer: [1]" + "x" * MAX_SCAN_CHARS
     assert answer_tail(text) is None
     assert answer_tail("no marker here") is None
+
+
+_MARKER_PIECES = st.sampled_from(
+    [
+        "answer",
+        "ANSWER",
+        "Answer",
+        "nswer",
+        "a",
+        ":",
+        "::",
+        " ",
+        "*",
+        "_",
+        "**",
+        "\n",
+        "\u2028",
+        "\u0130",
+        "x",
+        "answer :",
+        "answer**:",
+        "answer  \t :",
+        "[1]",
+    ]
+)
+
+
+@given(pieces=st.lists(_MARKER_PIECES, max_size=60))
+def test_the_last_marker_is_the_last_regex_match(pieces: list[str]) -> None:
+    """The colon-first search finds what the marker's definition (the regex) finds last, on
+    texts with few and with many colons (past the probes, the chunked search takes over)."""
+    text = "".join(pieces)
+    matches = [match.end() for match in _MARKER.finditer(text)]
+    assert _last_marker_end(text) == (matches[-1] if matches else -1)
+    padded = text + " :" * 20  # more colons than the probes: the chunked search decides
+    matches = [match.end() for match in _MARKER.finditer(padded)]
+    assert _last_marker_end(padded) == (matches[-1] if matches else -1)
