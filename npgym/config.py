@@ -65,7 +65,11 @@ class GeneratorConfig(BaseModel):
     """The newest revision the task's generator implements."""
     revision_fields: ClassVar[Mapping[int, tuple[str, ...]]] = {}
     """The config fields each revision introduced (revision -> names), which only it reads: the
-    dump of an earlier revision's config leaves them out, so its instances keep their bytes."""
+    dump of an earlier revision's config leaves them out, so its instances keep their bytes.
+    From its revision on, such a field that defaults to ``None`` must be given, unless it is
+    one of :attr:`optional_revision_fields`."""
+    optional_revision_fields: ClassVar[frozenset[str]] = frozenset()
+    """Revision fields that may stay ``None`` (another field says whether they are read)."""
 
     growth: ClassVar[Mapping[str, float]] = {}
     """Exponent per field for difficulties above the benchmark tier: the field is the benchmark
@@ -86,6 +90,18 @@ class GeneratorConfig(BaseModel):
         if data.get("revision") == 1:
             del data["revision"]
         return data
+
+    @model_validator(mode="after")
+    def _revision_fields_given(self) -> GeneratorConfig:
+        for revision, names in self.revision_fields.items():
+            missing = [
+                name
+                for name in names
+                if getattr(self, name) is None and name not in self.optional_revision_fields
+            ]
+            if self.revision >= revision and missing:
+                raise ValueError(f"revision {revision} needs {', '.join(missing)}")
+        return self
 
     @model_validator(mode="after")
     def _ranges_ordered(self) -> GeneratorConfig:

@@ -46,7 +46,7 @@ from itertools import pairwise
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from npgym.config import GeneratorConfig
 from npgym.heuristics.hamiltonian_cycle import canonical_cycle
@@ -84,13 +84,6 @@ class HamiltonianCycleConfig(GeneratorConfig):
     hub_links: float | None = Field(
         None, ge=0.0, description="revision 2: expected noise edges from a component to the hubs"
     )
-
-    @model_validator(mode="after")
-    def _revision_2_is_complete(self) -> HamiltonianCycleConfig:
-        missing = [name for name in REVISION_2_FIELDS if getattr(self, name) is None]
-        if self.revision >= 2 and missing:
-            raise ValueError(f"revision 2 needs {', '.join(missing)}")
-        return self
 
 
 TIERS: dict[str, HamiltonianCycleConfig] = {

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from npgym.config import GeneratorConfig
 from npgym.graphs import random_edges
@@ -92,13 +92,6 @@ class MaxCliqueConfig(GeneratorConfig):
         le=100.0,
         description="revision 2: vertices per part of the (k-1)-partite decoy (0: no decoy)",
     )
-
-    @model_validator(mode="after")
-    def _revision_2_is_complete(self) -> MaxCliqueConfig:
-        missing = [name for name in REVISION_2_FIELDS if getattr(self, name) is None]
-        if self.revision >= 2 and missing:
-            raise ValueError(f"revision 2 needs {', '.join(missing)}")
-        return self
 
 
 TIERS: dict[str, MaxCliqueConfig] = {

@@ -52,6 +52,7 @@ class SubsetSumConfig(GeneratorConfig):
 
     latest_revision: ClassVar[int] = 2
     revision_fields: ClassVar[Mapping[int, tuple[str, ...]]] = {2: REVISION_2_FIELDS}
+    optional_revision_fields: ClassVar[frozenset[str]] = frozenset({"decoy_max", "fixer_min"})
 
     growth: ClassVar[Mapping[str, float]] = {
         "n_min": 1.0,
@@ -89,11 +90,9 @@ class SubsetSumConfig(GeneratorConfig):
     )
 
     @model_validator(mode="after")
-    def _revision_2_fields_given(self) -> SubsetSumConfig:
-        if self.revision >= 2:
-            self.core_values()
-            if self.parity:
-                self.trap()
+    def _trap_fields_given(self) -> SubsetSumConfig:
+        if self.revision >= 2 and self.parity:
+            self.trap()
         return self
 
     def core_values(self) -> int:
