@@ -514,8 +514,7 @@ def _reward(
             weights, True, verdict.objective, reference_objective, reason, 0.0, baseline_objective
         )
     objective = verdict.objective
-    maximise = task.sense == "max"
-    if maximise and objective == 0:
+    if task.sense == "max" and objective == 0:
         return _failed(weights, True, 0, reference_objective, EMPTY_ANSWER, 0.0, baseline_objective)
     ratio = task.ratio(objective, reference_objective)  # type: ignore[arg-type]
     no_gain = _no_better(task.sense, objective, baseline_objective)

@@ -365,8 +365,7 @@ def check_fused_kernel(task: Task[Any, Any], tier: str, samples: int = 60, seed:
     instance, candidates = _candidates(task, tier, samples, seed)
     if task.check_answer(instance, b"[]") is None:
         return
-    slow = copy.copy(task)
-    slow.check_answer = lambda *_: None  # type: ignore[method-assign]
+    slow = parser_path(task)
     reference = task.reference(instance, exact=False)
     for candidate in candidates:
         try:
@@ -382,6 +381,14 @@ def check_fused_kernel(task: Task[Any, Any], tier: str, samples: int = 60, seed:
                 f"{task.name}/{tier}: on {answer[:120]!r} the fused kernel scores {fused}, "
                 f"the parser's path {parsed}",
             )
+
+
+def parser_path(task: Task[Any, Any]) -> Task[Any, Any]:
+    """A copy of ``task`` that scores through the parser alone: its fused kernel switched off,
+    for comparing the two paths."""
+    slow = copy.copy(task)
+    slow.check_answer = lambda *_: None  # type: ignore[method-assign]
+    return slow
 
 
 def _respellings(text: str) -> tuple[str, ...]:
