@@ -5,7 +5,9 @@
 
 Prints, per task: ``score()`` on an optimal completion and on a garbage one, ``score_many`` per
 completion against ``score()`` in a loop (a GRPO-like group of 16 completions whose reasoning
-differs and whose answers repeat, and a group of 16 distinct answers), and ``from_json``. Then
+differs and whose answers repeat, and a group of 16 distinct answers), ``from_json``, and the
+part of it spent in the instance's own validators (``from_json`` less the parse of a twin model
+with the same fields and no validators: pydantic's reading of the JSON is not counted). Then
 parsing throughput on long answers, the time to score 10 MB completions (only the last 1 MiB is
 scanned) and the import time of ``import npgym`` and of ``gym.make``. Goals (issue 10): garbage
 under 2 us, parsing at least 50 MB/s, ``score_many`` at least 5x faster per completion, a 10 MB
@@ -22,8 +24,10 @@ import sys
 import time
 import timeit
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import pydantic
 
 import npgym
 from npgym import answer
@@ -68,16 +72,28 @@ def task_row(name: str, number: int) -> str:
     garbage_us = per_call_us(lambda: task.score(instance, GARBAGE, reference), number)
     grpo, distinct = (many_ratio(task, instance, reference, g) for g in groups(task, instance))
     text = instance.to_json()
+    twin = validator_free_twin(task.instance_type)
     json_us = per_call_us(lambda: task.from_json(text), max(number // 10, 10))
+    twin_us = per_call_us(lambda: twin.model_validate_json(text), max(number // 10, 10))
     return (
         f"{name:18s} {score_us:9.1f} {garbage_us:10.2f} {grpo:13.1f} {distinct:17.1f}"
-        f" {json_us:12.1f}"
+        f" {json_us:12.1f} {json_us - twin_us:13.1f}"
     )
+
+
+def validator_free_twin(instance_type: type[pydantic.BaseModel]) -> type[pydantic.BaseModel]:
+    """A model with ``instance_type``'s fields (types, constraints, defaults) and none of its
+    validators: what reading the JSON costs before any check of the task's own."""
+    fields: dict[str, Any] = {
+        name: (field.annotation, field) for name, field in instance_type.model_fields.items()
+    }
+    config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    return pydantic.create_model(f"Twin{instance_type.__name__}", __config__=config, **fields)
 
 
 def task_table(number: int) -> None:
     header = f"{'task':18s} {'score us':>9s} {'garbage us':>10s} {'many x (GRPO)':>13s}"
-    print(header + f" {'many x (distinct)':>17s} {'from_json us':>12s}")
+    print(header + f" {'many x (distinct)':>17s} {'from_json us':>12s} {'validators us':>13s}")
     for name in npgym.list_tasks():
         print(task_row(name, number), flush=True)
 

@@ -208,16 +208,15 @@ def _skip_noise(segment: str) -> str:
     """Drop leading whitespace, emphasis, quote marks, math delimiters and code-fence tags."""
     if segment.startswith(_USUAL_START):  # the usual "Answer: [...": one space
         return segment[1:]
-    start = 0
     while True:
-        while start < len(segment) and segment[start] in _LEADING_NOISE:
-            start += 1
-        if start >= 3 and segment[start - 3 : start] == "```":
-            tag = _FENCE_TAG.match(segment, start)
-            if tag is not None and tag.end() > start:
-                start = tag.end()
+        stripped = segment.lstrip(_LEADING_NOISE)
+        skipped = len(segment) - len(stripped)
+        if skipped >= 3 and segment[skipped - 3 : skipped] == "```":
+            tag = _FENCE_TAG.match(stripped)  # it ends in a newline, so it always moves on
+            if tag is not None:
+                segment = stripped[tag.end() :]
                 continue
-        return segment[start:]
+        return stripped
 
 
 def parse_value(segment: str, max_chars: int = MAX_ANSWER_CHARS) -> Value:

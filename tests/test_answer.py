@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from npgym import answer
 from npgym.answer import (
     MAX_ANSWER_CHARS,
     MAX_DEPTH,
@@ -176,6 +177,30 @@ def test_nested_fast_path_agrees_with_the_full_parser(
 
 def test_extract_answer_skips_markdown_noise() -> None:
     assert extract_answer("Answer: ** `[1]`").startswith("[1]")
+
+
+def _skip_noise_by_character(segment: str) -> str:
+    """The reference for answer._skip_noise: one character at a time (its first version)."""
+    start = 0
+    while True:
+        while start < len(segment) and segment[start] in answer._LEADING_NOISE:
+            start += 1
+        if start >= 3 and segment[start - 3 : start] == "```":
+            tag = answer._FENCE_TAG.match(segment, start)
+            if tag is not None and tag.end() > start:
+                start = tag.end()
+                continue
+        return segment[start:]
+
+
+_NOISE_PIECES = ["```", "```json\n", "```c++ \n", "`", " ", "\t", "\n", "\u00a0", "*", "_", "$"]
+_NOISE_PIECES += [">", "#", "json", "[1]"]
+
+
+@given(st.lists(st.sampled_from(_NOISE_PIECES), max_size=12).map("".join))
+def test_skip_noise_matches_the_character_loop(segment: str) -> None:
+    """Stripping noise a run at a time skips exactly what the character loop skips, fences too."""
+    assert answer._skip_noise(segment) == _skip_noise_by_character(segment)
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ import npgym
 from npgym import graphs
 from npgym.tasks.hamiltonian_cycle import instance as hamiltonian
 from npgym.tasks.min_bisection import instance as bisection
+from npgym.tasks.tsp import instance as tsp
 
 _VERTEX = st.integers(-2, 12) | st.sampled_from([2**63, -(2**63) - 1])
 _WEIGHT = st.integers(-1, 3) | st.just(bisection.MAX_WEIGHT + 1)
@@ -61,6 +62,23 @@ def test_component_count_matches_the_python_twin(n: int, edges: list[tuple[int, 
     edges = [(u % n, v % n) for u, v in edges]
     pairs = np.array(edges, dtype=np.int64).reshape(-1, 2)
     assert hamiltonian.component_count(n, pairs) == hamiltonian._component_count(n, tuple(edges))
+
+
+@given(
+    edges=st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=20),
+    walk=st.lists(st.integers(-2, 8), max_size=10),
+)
+def test_first_missing_step_matches_a_set_lookup(
+    edges: set[tuple[int, int]], walk: list[int]
+) -> None:
+    """The binary search over the canonical rows finds the first step a set of edges lacks."""
+    canonical = sorted({(min(u, v), max(u, v)) for u, v in edges if u != v})
+    pairs = np.array(canonical, dtype=np.int64).reshape(-1, 2)
+    lookup = set(canonical)
+    steps = [(min(u, v), max(u, v)) for u, v in itertools.pairwise(walk)]
+    expected = next((index for index, step in enumerate(steps) if step not in lookup), -1)
+    vertices = np.array(walk, dtype=np.int64)
+    assert hamiltonian.first_missing_step(vertices, pairs) == expected
 
 
 @given(
@@ -122,3 +140,38 @@ def test_json_round_trip_keeps_the_edges_and_caches_the_array(task_name: str) ->
     assert again == instance
     assert again.edge_array.tolist() == [list(edge) for edge in instance.edges]
     assert not again.edge_array.flags.writeable
+
+
+@given(
+    rows=st.integers(3, 5).flatmap(
+        lambda n: st.lists(
+            st.lists(st.integers(0, 2), min_size=n, max_size=n), min_size=n, max_size=n
+        )
+    ),
+    symmetric=st.booleans(),
+    zero_diagonal=st.booleans(),
+    bad=st.none() | st.tuples(st.integers(0, 4), st.sampled_from([-1, tsp.MAX_DISTANCE + 1])),
+)
+def test_matrix_problem_reports_what_numpy_finds_first(
+    rows: list[list[int]], symmetric: bool, zero_diagonal: bool, bad: tuple[int, int] | None
+) -> None:
+    """The one-pass TSP matrix check names the problem the whole-matrix numpy tests find first."""
+    matrix = np.array(rows, dtype=np.int64)
+    if symmetric:  # most drawn matrices are asymmetric; reach the diagonal check too
+        matrix = np.triu(matrix) + np.triu(matrix, 1).T
+    if zero_diagonal:
+        np.fill_diagonal(matrix, 0)
+    if bad is not None:
+        matrix[bad[0] % len(matrix), 1] = bad[1]
+    if (matrix < 0).any() or (matrix > tsp.MAX_DISTANCE).any():
+        expected = "lie in"
+    elif (matrix != matrix.T).any():
+        expected = "symmetric"
+    elif np.diagonal(matrix).any():
+        expected = "itself"
+    else:
+        expected = None
+    problem = tsp.matrix_problem(matrix, tsp.MAX_DISTANCE)
+    assert (expected is None) == (problem == 0)
+    if expected is not None:
+        assert expected in tsp._MATRIX_PROBLEMS[problem]

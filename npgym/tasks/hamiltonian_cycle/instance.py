@@ -88,20 +88,27 @@ def _first_missing_step(instance: HamiltonianCycleInstance, cycle: tuple[int, ..
             if (min(u, v), max(u, v)) not in edges:
                 return index
         return -1
-    n = instance.n
-    low = np.minimum(vertices[:-1], vertices[1:])
-    high = np.maximum(vertices[:-1], vertices[1:])
-    valid = (low >= 0) & (high < n)
-    wanted = np.where(valid, low, 0) * n + np.where(valid, high, 0)
-    pairs = instance.edge_array  # sorted by (u, v), so the keys u * n + v are sorted too
-    keys = pairs[:, 0] * n + pairs[:, 1]
-    if keys.size:
-        found = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
-        valid &= found
-    else:
-        valid[:] = False
-    absent = np.flatnonzero(~valid)
-    return int(absent[0]) if absent.size else -1
+    return first_missing_step(vertices, instance.edge_array)
+
+
+@njit
+def first_missing_step(vertices: np.ndarray, pairs: np.ndarray) -> int:
+    """Index of the first step ``vertices[i] -> vertices[i + 1]`` that is not a row of the
+    canonical (sorted, ``u < v``) edge rows ``pairs``, or -1; a binary search per step (numba)."""
+    for index in range(vertices.shape[0] - 1):
+        low = min(vertices[index], vertices[index + 1])
+        high = max(vertices[index], vertices[index + 1])
+        first, last = 0, pairs.shape[0]  # the first row not below (low, high) lies in here
+        while first < last:
+            middle = (first + last) // 2
+            u, v = pairs[middle, 0], pairs[middle, 1]
+            if u < low or (u == low and v < high):
+                first = middle + 1
+            else:
+                last = middle
+        if first == pairs.shape[0] or pairs[first, 0] != low or pairs[first, 1] != high:
+            return index
+    return -1
 
 
 @njit

@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import model_validator
 
+from npgym.heuristics.jit import njit
 from npgym.instance import Instance, Int, derived
 
 MAX_CITIES = 2000
@@ -32,15 +33,12 @@ class TSPInstance(Instance):
         n = len(self.distances)
         if not 3 <= n <= MAX_CITIES:
             raise ValueError(f"a TSP instance needs 3 to {MAX_CITIES} cities, got {n}")
-        if any(len(row) != n for row in self.distances):
+        if set(map(len, self.distances)) != {n}:
             raise ValueError(f"distances must be a {n} x {n} matrix")
         matrix = _as_array(self.distances)
-        if (matrix < 0).any() or (matrix > MAX_DISTANCE).any():
-            raise ValueError(f"distances must lie in 0..{MAX_DISTANCE}")
-        if (matrix != matrix.T).any():
-            raise ValueError("distances must be symmetric")
-        if np.diagonal(matrix).any():
-            raise ValueError("distances from a city to itself must be 0")
+        problem = matrix_problem(matrix, MAX_DISTANCE)
+        if problem:
+            raise ValueError(_MATRIX_PROBLEMS[problem])
         if self.coordinates is not None and len(self.coordinates) != n:
             raise ValueError(f"coordinates must list {n} points")
         self.cached("matrix", lambda: matrix)  # validated once: scoring reuses it
@@ -55,6 +53,32 @@ class TSPInstance(Instance):
     def matrix(self) -> np.ndarray:
         """The distances as a read-only int64 array (built once per instance)."""
         return _as_array(self.distances)
+
+
+_OUT_OF_RANGE, _ASYMMETRIC, _NONZERO_DIAGONAL = 1, 2, 3
+_MATRIX_PROBLEMS = {
+    _OUT_OF_RANGE: f"distances must lie in 0..{MAX_DISTANCE}",
+    _ASYMMETRIC: "distances must be symmetric",
+    _NONZERO_DIAGONAL: "distances from a city to itself must be 0",
+}
+
+
+@njit
+def matrix_problem(matrix: np.ndarray, max_distance: int) -> int:
+    """What is wrong with a square distance matrix, in the order the errors are reported (a
+    distance outside ``0..max_distance`` anywhere, then asymmetry, then a nonzero diagonal), or
+    0; one pass (numba)."""
+    asymmetric = nonzero_diagonal = False
+    for row in range(matrix.shape[0]):
+        for column in range(matrix.shape[1]):
+            distance = matrix[row, column]
+            if distance < 0 or distance > max_distance:
+                return _OUT_OF_RANGE
+            asymmetric |= distance != matrix[column, row]
+        nonzero_diagonal |= matrix[row, row] != 0
+    if asymmetric:
+        return _ASYMMETRIC
+    return _NONZERO_DIAGONAL if nonzero_diagonal else 0
 
 
 def _as_array(rows: tuple[tuple[int, ...], ...]) -> np.ndarray:
