@@ -17,6 +17,8 @@ Cliques are returned as sorted int64 arrays of vertex ids.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from npgym.heuristics.budget import Deadline, work_units
@@ -172,11 +174,25 @@ def heuristic_clique(
     return best
 
 
-def is_clique(adjacency: np.ndarray, vertices: np.ndarray) -> bool:
-    """Whether ``vertices`` (distinct ids) are pairwise adjacent."""
-    vertices = np.asarray(vertices, dtype=np.int64)
-    block = np.asarray(adjacency, dtype=np.bool_)[np.ix_(vertices, vertices)]
-    return bool(block[~np.eye(vertices.size, dtype=np.bool_)].all())
+def first_non_edge(adjacency: np.ndarray, vertices: Sequence[int]) -> tuple[int, int] | None:
+    """The first pair of ``vertices`` (distinct ids, in list order) that is not an edge, or None
+    when they form a clique."""
+    members = np.asarray(vertices, dtype=np.int64)
+    block = np.asarray(adjacency, dtype=np.bool_)[np.ix_(members, members)]
+    first, second = np.nonzero(~(block | np.eye(members.size, dtype=np.bool_)))
+    if first.size == 0:
+        return None
+    return int(members[first[0]]), int(members[second[0]])
+
+
+def is_clique(adjacency: np.ndarray, vertices: Sequence[int] | np.ndarray) -> bool:
+    """True when ``vertices`` are distinct vertex ids of the graph, pairwise adjacent: also the
+    check a clique certificate (a planted one) must pass before its size is trusted."""
+    n = adjacency.shape[0]
+    ids = [int(vertex) for vertex in vertices]
+    if len(set(ids)) != len(ids) or not all(0 <= vertex < n for vertex in ids):
+        return False
+    return first_non_edge(adjacency, ids) is None
 
 
 # --- bounds and branch and bound ---------------------------------------------------------------

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from npgym.heuristics.budget import Deadline, work_units
+from npgym.heuristics.cliques import is_clique
 from npgym.heuristics.jit import njit
 from npgym.heuristics.result import SolverResult
 
@@ -70,27 +71,6 @@ def is_proper(adjacency: np.ndarray, colors: np.ndarray) -> bool:
     """True when no edge joins two vertices of the same colour."""
     first, second = np.nonzero(np.triu(adjacency, 1))
     return bool(np.all(colors[first] != colors[second]))
-
-
-def first_non_edge(adjacency: np.ndarray, vertices: Sequence[int]) -> tuple[int, int] | None:
-    """The first pair of ``vertices`` (distinct ids, in list order) that is not an edge, or None
-    when they form a clique."""
-    members = np.asarray(vertices, dtype=np.int64)
-    block = adjacency[np.ix_(members, members)] | np.eye(members.size, dtype=np.bool_)
-    first, second = np.nonzero(~block)
-    if first.size == 0:
-        return None
-    return int(members[first[0]]), int(members[second[0]])
-
-
-def is_clique(adjacency: np.ndarray, vertices: Sequence[int]) -> bool:
-    """True when ``vertices`` are distinct vertex ids of the graph, pairwise adjacent: the check
-    a clique certificate must pass before its size is trusted as a colouring lower bound."""
-    n = adjacency.shape[0]
-    ids = [int(vertex) for vertex in vertices]
-    if len(set(ids)) != len(ids) or not all(0 <= vertex < n for vertex in ids):
-        return False
-    return first_non_edge(adjacency, ids) is None
 
 
 # --- upper bounds -------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
         # \boxed{} (no "answer" in any case, no "\boxed{"), so it is the last marker.
         tail = text[plain + len(_PLAIN_MARKER) :]
         if "answer" not in tail.lower() and _BOXED not in tail:
-            if tail.startswith(_USUAL_START):  # "Answer: [...": what _skip_noise would return
+            if tail.startswith(_USUAL_START):  # "Answer: [...": _skip_noise's result, unsliced
                 return tail[1 : max_chars + 64]
             return _skip_noise(tail[: max_chars + 64])
     marker_end = _last_marker_end(text)
@@ -206,8 +206,6 @@ def _boxed_content(text: str, start: int, max_chars: int) -> str:
 
 def _skip_noise(segment: str) -> str:
     """Drop leading whitespace, emphasis, quote marks, math delimiters and code-fence tags."""
-    if segment.startswith(_USUAL_START):  # the usual "Answer: [...": one space
-        return segment[1:]
     while True:
         stripped = segment.lstrip(_LEADING_NOISE)
         skipped = len(segment) - len(stripped)

@@ -39,7 +39,8 @@ from npgym.variants import consistency, verdict_label
 from npgym.version import __version__
 
 REPORT_SCHEMA_VERSION = 3
-"""2: per-instance averaging, ``missing`` counts, per-tier metrics, consistency."""
+"""2: per-instance averaging, ``missing`` counts, per-tier metrics, consistency; 3: the
+dataset's ``bench_version``."""
 
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from npgym.graphs import GraphInstance
-from npgym.heuristics.graph_coloring import first_non_edge
+from npgym.heuristics.cliques import first_non_edge
 from npgym.heuristics.jit import njit
 from npgym.instance import Int
 
