@@ -29,6 +29,7 @@ count, and it looks at most every 5 seconds.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import uuid
@@ -44,6 +45,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field, StrictStr
 from websockets.exceptions import ConnectionClosed
 
+from npgym.datasets import warm_up
 from npgym.env import MAX_TEXT_CHARS
 from npgym.instance import Instance
 from npgym.integrations.serving import (
@@ -271,8 +273,13 @@ class _GuardedSocket:
         """Pass the app's message on, unless a limit has closed the connection already."""
         if self.closed:
             return
+        if message["type"] == "websocket.close":
+            self._disarm()
+            with contextlib.suppress(OSError):  # the client has closed it already: not an error
+                await self._send(message)
+            return
         await self._send(message)
-        if message["type"] in ("websocket.send", "websocket.close"):
+        if message["type"] == "websocket.send":
             self._disarm()
 
     def _disarm(self) -> None:
@@ -334,7 +341,9 @@ def create_server_app(
         "idle_timeout_s": check_timeout("idle_timeout_s", idle_timeout_s),
         "message_timeout_s": check_timeout("message_timeout_s", message_timeout_s),
     }
-    gym.make(env_id, **env_options).close()
+    probe = gym.make(env_id, **env_options)
+    warm_up([probe.unwrapped.task.name])  # type: ignore[attr-defined]  # no step pays for loading kernels
+    probe.close()
     pool = ReferencePool(env_id, env_options, workers) if check_workers(workers) else None
 
     def factory() -> NPGymEnvironment:
@@ -345,6 +354,7 @@ def create_server_app(
     )
     app.add_middleware(SessionTimeouts, **limits)
     if pool is not None:
+        app.router.on_startup.append(pool.start)
         app.router.on_shutdown.append(pool.close)
     app.state.reference_pool = pool
     return app

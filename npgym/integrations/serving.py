@@ -26,7 +26,7 @@ from typing import Any
 import gymnasium as gym
 
 import npgym  # noqa: F401 (registers the npgym/... env ids in a worker)
-from npgym.datasets import usable_cores
+from npgym.datasets import usable_cores, warm_up
 from npgym.instance import Instance
 
 DEFAULT_MAX_SESSIONS = 64
@@ -83,10 +83,17 @@ def build_instance(env_id: str, env_options: dict[str, Any], seed: int) -> Insta
     return instance
 
 
-def _start_worker() -> None:
-    """Lower the worker's CPU priority below the server's."""
+def _start_worker(task_name: str) -> None:
+    """Lower the worker's CPU priority below the server's and load the task's kernels, so that
+    no reset pays for them."""
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
+    warm_up([task_name])
+
+
+def _ready() -> int:
+    """A task that only proves a worker is up (and warmed up): its process id."""
+    return os.getpid()
 
 
 def _start_method() -> str:
@@ -109,6 +116,7 @@ class ReferencePool:
             raise ValueError("a reference pool needs at least one worker")
         self.env_id = env_id
         self.env_options = dict(env_options)
+        self.task_name: str = gym.make(env_id, **env_options).unwrapped.task.name  # type: ignore[attr-defined]
         self.workers = workers
         self._closed = False
         self._executor = self._new_executor()
@@ -121,8 +129,18 @@ class ReferencePool:
         if sys.version_info >= (3, 11):
             options["max_tasks_per_child"] = RESETS_PER_WORKER
         return ProcessPoolExecutor(
-            self.workers, mp_context=context, initializer=_start_worker, **options
+            self.workers,
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(self.task_name,),
+            **options,
         )
+
+    async def start(self) -> None:
+        """Start every worker now and wait until each has warmed up (the server's start-up)."""
+        loop = asyncio.get_running_loop()
+        ready = [loop.run_in_executor(self._executor, _ready) for _ in range(self.workers)]
+        await asyncio.gather(*ready)
 
     async def build(self, seed: int) -> Instance:
         """The instance (with its reference) that ``seed`` gives, built in a worker."""
