@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -44,7 +43,7 @@ MAX_WORKERS = 64
 DEFAULT_WORKERS = max(1, min(4, usable_cores()))
 """Reference workers by default: one per usable core, at most 4."""
 RESETS_PER_WORKER = 1000
-"""Resets a worker process builds before it is replaced by a fresh one (Python 3.11 and later)."""
+"""Resets per worker after which the pool replaces its workers by fresh, warmed-up ones."""
 WORKER_NICENESS = 10
 """How much lower than the server's the workers' CPU priority is (``os.nice`` increment)."""
 
@@ -119,28 +118,49 @@ class ReferencePool:
         self.task_name: str = gym.make(env_id, **env_options).unwrapped.task.name  # type: ignore[attr-defined]
         self.workers = workers
         self._closed = False
+        self._builds = 0
+        self._renewal: asyncio.Future[None] | None = None
         self._executor = self._new_executor()
 
     def _new_executor(self) -> ProcessPoolExecutor:
         context = multiprocessing.get_context(_start_method())
         if _start_method() == "forkserver":
             context.set_forkserver_preload([__name__])
-        options: dict[str, Any] = {}
-        if sys.version_info >= (3, 11):
-            options["max_tasks_per_child"] = RESETS_PER_WORKER
         return ProcessPoolExecutor(
-            self.workers,
-            mp_context=context,
-            initializer=_start_worker,
-            initargs=(self.task_name,),
-            **options,
+            self.workers, mp_context=context, initializer=_start_worker, initargs=(self.task_name,)
         )
 
     async def start(self) -> None:
         """Start every worker now and wait until each has warmed up (the server's start-up)."""
+        await self._warm(self._executor)
+
+    async def _warm(self, executor: ProcessPoolExecutor) -> None:
         loop = asyncio.get_running_loop()
-        ready = [loop.run_in_executor(self._executor, _ready) for _ in range(self.workers)]
-        await asyncio.gather(*ready)
+        await asyncio.gather(*(loop.run_in_executor(executor, _ready) for _ in range(self.workers)))
+
+    def _count_build(self) -> None:
+        """Renew the workers after :data:`RESETS_PER_WORKER` resets each. (Not with
+        ``max_tasks_per_child``: CPython 3.11's executor can deadlock replacing a worker.)"""
+        self._builds += 1
+        if self._builds >= RESETS_PER_WORKER * self.workers and self._renewal is None:
+            self._renewal = asyncio.ensure_future(self._renew())
+
+    async def _renew(self) -> None:
+        """Warm up new workers, then send resets to them; the old ones finish what they hold
+        and exit."""
+        fresh = self._new_executor()
+        try:
+            await self._warm(fresh)
+        except BaseException:
+            _kill(fresh)
+            raise
+        finally:
+            self._renewal = None
+        if self._closed:
+            _kill(fresh)
+            return
+        old, self._executor, self._builds = self._executor, fresh, 0
+        old.shutdown(wait=False)
 
     async def build(self, seed: int) -> Instance:
         """The instance (with its reference) that ``seed`` gives, built in a worker."""
@@ -148,6 +168,7 @@ class ReferencePool:
             raise RuntimeError("the reference pool is closed")
         executor = self._executor
         loop = asyncio.get_running_loop()
+        self._count_build()
         try:
             return await loop.run_in_executor(
                 executor, build_instance, self.env_id, self.env_options, seed
@@ -172,6 +193,8 @@ class ReferencePool:
     def close(self) -> None:
         """Kill the workers (a reference in progress is abandoned); later builds fail."""
         self._closed = True
+        if self._renewal is not None:
+            self._renewal.cancel()
         _kill(self._executor)
 
 
