@@ -55,8 +55,9 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _start(log: Path, *options: str) -> Iterator[str]:
-    """Start ``npgym serve`` (its output goes to a file: a full pipe would block it)."""
+def _start(log: Path, *options: str, pids: list[int] | None = None) -> Iterator[str]:
+    """Start ``npgym serve`` (its output goes to a file: a full pipe would block it); its
+    process id goes to ``pids`` when given."""
     port = _free_port()
     command = [sys.executable, "-m", "npgym", "serve", "npgym/Knapsack-easy"]
     output = log.open("wb")
@@ -65,6 +66,8 @@ def _start(log: Path, *options: str) -> Iterator[str]:
         stdout=output,
         stderr=subprocess.STDOUT,
     )
+    if pids is not None:
+        pids.append(server.pid)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     try:
@@ -489,3 +492,33 @@ def test_server_memory_stays_flat_under_load(env_id: str, episodes: int) -> None
     assert int(row[2]) == episodes
     growth_mb = float(row[10])
     assert growth_mb <= MAX_RSS_GROWTH_MB, result.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="finds workers in /proc")
+def test_reference_workers_exit_when_the_server_is_killed(tmp_path: Path) -> None:
+    pids: list[int] = []
+    server = _start(tmp_path / "server.log", "--workers", "2", pids=pids)
+    next(server)
+    workers = _descendants(pids[0])
+    assert len(workers) >= 2
+    os.kill(pids[0], signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while any(_alive(worker) for worker in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(worker) for worker in workers)
+    server.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (its reference workers and their fork server)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                children = [int(child) for child in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += children
+            todo += children
+    return found
