@@ -22,6 +22,14 @@ from npgym.datasets import (
     Split,
     make_rows,
 )
+from npgym.integrations.serving import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MESSAGE_TIMEOUT_S,
+    DEFAULT_WORKERS,
+    MAX_TIMEOUT_S,
+    MAX_WORKERS,
+)
 from npgym.progress import Progress
 from npgym.records import RecordError, read_jsonl, write_jsonl
 from npgym.registry import env_id, get_task, list_tasks
@@ -652,9 +660,32 @@ def _open_output(path: Path | None) -> Iterator[IO[str]]:
 @click.argument("env_id", metavar="ENV_ID")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
-@click.option("--max-sessions", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option(
+    "--max-sessions", type=click.IntRange(min=1), default=DEFAULT_MAX_SESSIONS, show_default=True
+)
 @click.option("--max-attempts", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--heuristic-reference", is_flag=True, help="Skip optimality proofs (faster).")
+@click.option(
+    "--workers",
+    type=click.IntRange(0, MAX_WORKERS),
+    default=DEFAULT_WORKERS,
+    show_default=True,
+    help="Processes that build resets' references (0: in the server process).",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(0, MAX_TIMEOUT_S, min_open=True),
+    default=DEFAULT_IDLE_TIMEOUT_S,
+    show_default=True,
+    help="Seconds without a message before a session is closed and its slot freed.",
+)
+@click.option(
+    "--message-timeout",
+    type=click.FloatRange(0, MAX_TIMEOUT_S, min_open=True),
+    default=DEFAULT_MESSAGE_TIMEOUT_S,
+    show_default=True,
+    help="Seconds the server may take to answer a message before it closes the session.",
+)
 def serve_command(
     env_id: str,
     host: str,
@@ -662,6 +693,9 @@ def serve_command(
     max_sessions: int,
     max_attempts: int,
     heuristic_reference: bool,
+    workers: int,
+    idle_timeout: float,
+    message_timeout: float,
 ) -> None:
     """Serve ENV_ID (e.g. npgym/TSP-hard) as an OpenEnv environment server."""
     try:
@@ -677,10 +711,16 @@ def serve_command(
         app = create_server_app(
             env_id,
             max_sessions,
+            workers=workers,
+            idle_timeout_s=idle_timeout,
+            message_timeout_s=message_timeout,
             max_attempts=max_attempts,
             exact_reference=not heuristic_reference,
         )
     except gymnasium.error.Error as error:
         raise click.BadParameter(str(error), param_hint="ENV_ID") from error
-    click.echo(f"serving {env_id} on ws://{host}:{port}/ws ({max_sessions} sessions at most)")
+    click.echo(
+        f"serving {env_id} on ws://{host}:{port}/ws ({max_sessions} sessions at most, "
+        f"{workers} reference workers, {idle_timeout:g} s idle timeout)"
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning")
