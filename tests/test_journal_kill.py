@@ -228,11 +228,13 @@ def test_short_writes_still_append_whole_lines(
 
 # --- real writers killed at random points -------------------------------------------------------
 
-CHUNK, PAUSE = 16, 0.0005
+CHUNK, PAUSE = 16, 0.001
 """The writers' short, slow writes (bytes per call, seconds after each): a kill lands mid-line."""
 
 
-def _slow_writes() -> None:
+def _become_writer(side: Path) -> None:
+    """Make this process's journal writes short and slow, and note each torn tail it drops in
+    ``side``'s ``.repairs`` file (one line per repair: the warning)."""
     real = os.write
 
     def write(fd: int, data: Any) -> int:
@@ -240,7 +242,14 @@ def _slow_writes() -> None:
         time.sleep(PAUSE)
         return written
 
+    def note(message: Warning | str, *_: Any) -> None:
+        if "torn" in str(message):
+            with side.with_suffix(".repairs").open("a") as handle:
+                handle.write(f"{message}\n")
+
     os.write = write  # this writer process only
+    warnings.simplefilter("always")
+    warnings.showwarning = note
 
 
 def _record(side: Path, event: dict[str, Any]) -> None:
@@ -250,38 +259,49 @@ def _record(side: Path, event: dict[str, Any]) -> None:
 
 
 def _drawer(path: Path, side: Path) -> None:
-    warnings.simplefilter("ignore")
-    _slow_writes()
+    _become_writer(side)
     replica = _replica(path)
     while True:
         _record(side, {"issue": replica.next().key})
 
 
 def _reporter(path: Path, side: Path, seed: int) -> None:
-    warnings.simplefilter("ignore")
-    _slow_writes()
+    _become_writer(side)
     rng = random.Random(seed)
     for number in range(1 << 30):
         key = f"Knapsack/{rng.randrange(40)}"  # some not issued yet: unknown keys
         _record(side, _report(path, key, f"{side.name}#{number}"))
 
 
-def _tail_is_torn(path: Path) -> bool:
-    """Whether the journal ends mid-line, looked at under the writers' lock (so no live writer
-    is mid-line: torn bytes belong to a dead one)."""
+def _locked_read(path: Path) -> bytes:
+    """The journal as read under the writers' lock: no live writer is mid-line, so bytes after
+    the last newline belong to a dead one."""
     with path.open("rb") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        data = handle.read()
-    return not data.endswith(b"\n")
+        return handle.read()
+
+
+def _freeze(processes: list[BaseProcess]) -> None:
+    """SIGSTOP ``processes`` and wait until each is stopped (so the journal holds still)."""
+    for process in processes:
+        os.kill(process.pid, signal.SIGSTOP)
+    for process in processes:
+        stat = Path(f"/proc/{process.pid}/stat")
+        while stat.read_text().rsplit(")", 1)[1].split()[0] != "T":
+            time.sleep(0.0001)
+
+
+def _whole_lines(data: bytes) -> bytes:
+    return data[: data.rfind(b"\n") + 1]
 
 
 def _kill_writers_at_random(path: Path, seed: int, kills: int) -> None:
     """Run two drawers and two reporters; SIGKILL one at a seeded random moment, ``kills`` times
-    (each replaced), then kill all of them as a line is being written; check the journal."""
+    (each replaced), then kill all of them while one is mid-line; check the journal."""
     rng = random.Random(seed)
     _replica(path)
     sides: list[Path] = []
-    torn_seen = 0
+    snapshots: list[bytes] = []
 
     def start(kind: str) -> BaseProcess:
         side = path.parent / f"{kind}-{len(sides)}.jsonl"
@@ -297,38 +317,50 @@ def _kill_writers_at_random(path: Path, seed: int, kills: int) -> None:
         kind, victim = live.pop(rng.randrange(len(live)))
         victim.kill()
         victim.join()
-        torn_seen += _tail_is_torn(path)
+        snapshots.append(_whole_lines(_locked_read(path)))
         live.append((kind, start(kind)))
     deadline = time.monotonic() + 10
-    while path.read_bytes().endswith(b"\n") and time.monotonic() < deadline:
-        time.sleep(0.0002)  # wait for a line in the middle of being written
+    while True:  # freeze the writers until one is caught mid-line, then kill them all
+        time.sleep(rng.uniform(0.001, 0.01))
+        _freeze([process for _, process in live])
+        if not path.read_bytes().endswith(b"\n") or time.monotonic() > deadline:
+            break
+        for _, process in live:
+            os.kill(process.pid, signal.SIGCONT)
     for _, process in live:
         process.kill()
-    for _, process in live:
         process.join()
     data = path.read_bytes()
-    torn_tail = len(data) - (data.rfind(b"\n") + 1)
-    torn_seen += torn_tail > 0
-    assert torn_seen >= 1, "no kill landed mid-line: the test did not exercise the repair"
-
+    torn_tail = len(data) - len(_whole_lines(data))
     replica, messages = _opened(path)
     torn = _torn(messages)
-    assert torn == ([torn[0]] if torn_tail else [])
+    assert len(torn) == (1 if torn_tail else 0)
     if torn_tail:
         assert f"torn last line of {torn_tail} bytes" in torn[0]
-    lines = [json.loads(line) for line in path.read_bytes().splitlines()]
+    repairs = [
+        line
+        for side in sides
+        if side.with_suffix(".repairs").exists()
+        for line in side.with_suffix(".repairs").read_text().splitlines()
+    ]
+    assert repairs or torn, "no kill landed mid-line: the test did not exercise the repair"
+    data = path.read_bytes()
+    assert data == _whole_lines(data)
+    for snapshot in snapshots:  # append-only: every whole line seen between kills is still there
+        assert data.startswith(snapshot)
+    lines = [json.loads(line) for line in data.splitlines()]
     assert lines[0] == replica.header
     written = Counter(json.dumps(event, sort_keys=True) for event in lines[1:])
     recorded = Counter(
-        line
+        line.rstrip("\n")
         for side in sides
         if side.exists()
         for line in side.read_text().splitlines(keepends=True)
-        if line.endswith("\n")
+        if line.endswith("\n")  # a writer may die recording: then it was not recorded
     )
     assert max(written.values()) == 1, "a line was duplicated"
-    assert not set(line.rstrip("\n") for line in recorded) - set(written), "a whole line was lost"
     assert max(recorded.values(), default=1) == 1
+    assert not recorded.keys() - written.keys(), "a whole line was lost"
     # each killed writer may have appended one line that it had no time to record
     assert len(written) - len(recorded) <= kills + len(live)
     issued: set[str] = set()

@@ -47,7 +47,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError, CurriculumItem
 from npgym.datasets import ReferenceMode
