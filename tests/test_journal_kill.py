@@ -281,13 +281,21 @@ def _locked_read(path: Path) -> bytes:
         return handle.read()
 
 
-def _freeze(processes: list[BaseProcess]) -> None:
-    """SIGSTOP ``processes`` and wait until each is stopped (so the journal holds still)."""
-    for process in processes:
+def _check_alive(live: list[tuple[str, BaseProcess]]) -> None:
+    """A writer only ends by our SIGKILL: one that exited hit an error in the journal."""
+    for kind, process in live:
+        assert process.is_alive(), f"a {kind} failed on its own (exit code {process.exitcode})"
+
+
+def _freeze(live: list[tuple[str, BaseProcess]]) -> None:
+    """SIGSTOP the writers and wait until each is stopped (so the journal holds still)."""
+    _check_alive(live)
+    for _, process in live:
         os.kill(process.pid, signal.SIGSTOP)
-    for process in processes:
+    for _, process in live:
         stat = Path(f"/proc/{process.pid}/stat")
-        while stat.read_text().rsplit(")", 1)[1].split()[0] != "T":
+        while stat.read_text().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+            _check_alive(live)
             time.sleep(0.0001)
 
 
@@ -314,6 +322,7 @@ def _kill_writers_at_random(path: Path, seed: int, kills: int) -> None:
     live = [(kind, start(kind)) for kind in ("drawer", "drawer", "reporter", "reporter")]
     for _ in range(kills):
         time.sleep(rng.uniform(0.01, 0.08))
+        _check_alive(live)
         kind, victim = live.pop(rng.randrange(len(live)))
         victim.kill()
         victim.join()
@@ -322,7 +331,7 @@ def _kill_writers_at_random(path: Path, seed: int, kills: int) -> None:
     deadline = time.monotonic() + 10
     while True:  # freeze the writers until one is caught mid-line, then kill them all
         time.sleep(rng.uniform(0.001, 0.01))
-        _freeze([process for _, process in live])
+        _freeze(live)
         if not path.read_bytes().endswith(b"\n") or time.monotonic() > deadline:
             break
         for _, process in live:
