@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from npgym.curriculum import AdaptiveCurriculum
 from npgym.integrations.curriculum import (
+    _TAIL_CHUNK,
     JOURNAL_FIELD,
     KEY_FIELD,
     UNKNOWN_REPORT_WARNING_EVERY,
@@ -172,6 +173,21 @@ def test_any_torn_tail_is_dropped_exactly(
     assert replica.curriculum.state_dict() == expected
 
 
+@pytest.mark.parametrize("extra", [-1, 0, 1, _TAIL_CHUNK + 5])
+def test_a_torn_tail_longer_than_a_read_is_dropped_exactly(tmp_path: Path, extra: int) -> None:
+    """The last newline is looked for a chunk at a time, backwards: at and past a chunk."""
+    path = tmp_path / "journal.jsonl"
+    _journal_with_draws(path, 1)
+    whole = path.read_bytes()
+    tail = b"x" * (_TAIL_CHUNK + extra)
+    with path.open("ab") as handle:
+        handle.write(tail)
+    replica, messages = _opened(path)
+    assert path.read_bytes() == whole and len(messages) == 1
+    assert f"torn last line of {len(tail)} bytes" in messages[0]
+    assert replica.curriculum.stats()["Knapsack"]["issued"] == 1
+
+
 # --- reports for keys the journal never issued --------------------------------------------------
 
 
@@ -242,7 +258,7 @@ def _become_writer(side: Path) -> None:
         time.sleep(PAUSE)
         return written
 
-    def note(message: Warning | str, *_: Any) -> None:
+    def note(message: Warning | str, *_: Any, **__: Any) -> None:
         if "torn" in str(message):
             with side.with_suffix(".repairs").open("a") as handle:
                 handle.write(f"{message}\n")
@@ -287,11 +303,16 @@ def _check_alive(live: list[tuple[str, BaseProcess]]) -> None:
         assert process.is_alive(), f"a {kind} failed on its own (exit code {process.exitcode})"
 
 
+def _send(process: BaseProcess, signal_number: int) -> None:
+    assert process.pid is not None
+    os.kill(process.pid, signal_number)
+
+
 def _freeze(live: list[tuple[str, BaseProcess]]) -> None:
     """SIGSTOP the writers and wait until each is stopped (so the journal holds still)."""
     _check_alive(live)
     for _, process in live:
-        os.kill(process.pid, signal.SIGSTOP)
+        _send(process, signal.SIGSTOP)
     for _, process in live:
         stat = Path(f"/proc/{process.pid}/stat")
         while stat.read_text().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
@@ -335,7 +356,7 @@ def _kill_writers_at_random(path: Path, seed: int, kills: int) -> None:
         if not path.read_bytes().endswith(b"\n") or time.monotonic() > deadline:
             break
         for _, process in live:
-            os.kill(process.pid, signal.SIGCONT)
+            _send(process, signal.SIGCONT)
     for _, process in live:
         process.kill()
         process.join()
@@ -367,7 +388,7 @@ def _kill_writers_at_random(path: Path, seed: int, kills: int) -> None:
         for line in side.read_text().splitlines(keepends=True)
         if line.endswith("\n")  # a writer may die recording: then it was not recorded
     )
-    assert max(written.values()) == 1, "a line was duplicated"
+    assert max(written.values(), default=1) == 1, "a line was duplicated"
     assert max(recorded.values(), default=1) == 1
     assert not recorded.keys() - written.keys(), "a whole line was lost"
     # each killed writer may have appended one line that it had no time to record
