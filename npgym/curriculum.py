@@ -207,6 +207,11 @@ class AdaptiveCurriculum:
         threshold = DEFAULT_REWARD.format_ok + DEFAULT_REWARD.optimality_weight * self.pass_ratio
         return float(score) >= threshold - 1e-9
 
+    def accepts(self, key: object) -> bool:
+        """Whether :meth:`report` takes ``key``: an item this curriculum issued and still
+        remembers (the latest ``memory`` items)."""
+        return isinstance(key, str) and key in self._open
+
     def report(self, item: CurriculumItem | str, score: Score | float) -> bool:
         """Record the learner's result on an issued item; returns whether it passed.
 
@@ -214,13 +219,12 @@ class AdaptiveCurriculum:
         items issued at an older frontier are accepted but do not move the frontier.
         """
         key = item.key if isinstance(item, CurriculumItem) else item
-        issued = self._open.get(key) if isinstance(key, str) else None
-        if issued is None:
+        if not self.accepts(key):
             raise CurriculumError(
                 f"item {key!r} was not issued by this curriculum (or is older than its memory of "
                 f"{self.memory} items)"
             )
-        name, level = issued
+        name, level = self._open[key]
         state = self._states[name]
         passed = self.passed(score)
         state.reports += 1

@@ -16,6 +16,7 @@ from npgym.integrations.curriculum import (
     JOURNAL_FIELD,
     KEY_FIELD,
     CurriculumJournal,
+    JournalWarning,
     curriculum_dataset,
     curriculum_reward,
     report_to_journal,
@@ -166,7 +167,7 @@ def test_verl_draw_options_multi_turn_and_bad_config(tmp_path: Path) -> None:
         curriculum_draws({"tasks": ["Knapsack"], "journal": journal, "size": 4, "reference": "x"})
 
 
-def test_journal_refuses_other_options_and_unknown_reports(tmp_path: Path) -> None:
+def test_journal_refuses_other_options_and_skips_unknown_reports(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
     CurriculumJournal(AdaptiveCurriculum(["Knapsack"], seed=0), path).next()
     with pytest.raises(CurriculumError, match="other options"):
@@ -178,8 +179,9 @@ def test_journal_refuses_other_options_and_unknown_reports(tmp_path: Path) -> No
     score = npgym.get_task("Knapsack").score(used.next().instance, "no answer").to_dict()
     with path.open("a") as handle:
         handle.write(json.dumps({"report": "Knapsack/99", "score": score}) + "\n")
-    with pytest.raises(CurriculumError, match="not issued"):
-        CurriculumJournal(AdaptiveCurriculum(["Knapsack"], seed=0), path)
+    with pytest.warns(JournalWarning, match="never issued"):  # counted, not raised
+        replica = CurriculumJournal(AdaptiveCurriculum(["Knapsack"], seed=0), path)
+    assert replica.unknown_reports == 1
     broken = tmp_path / "broken.jsonl"
     CurriculumJournal(AdaptiveCurriculum(["Knapsack"], seed=0), broken)
     with broken.open("a") as handle:

@@ -21,6 +21,19 @@ report is one line; each process keeps a replica of the curriculum and replays t
 not seen before it draws, so all replicas agree and keys never collide. Replaying a draw
 regenerates its instance (no reference), the one cost of sharing. The journal is also the
 curriculum's checkpoint: a new replica replays it from the start and continues exactly.
+
+The journal survives writers killed at any point (``kill -9``, a preempted run). Every line
+goes out in one ``write`` (continued if the kernel writes part of it) under the lock, so while a
+process holds the lock no live writer is mid-line: bytes after the last newline can only be a
+line torn by a writer that died. Whoever takes the lock next (a replica or a reward worker)
+truncates those bytes and warns with a :class:`JournalWarning` naming how many bytes it dropped;
+every whole line is kept, and none is written twice. A report for a key the journal never issued
+(a stale row from before a restart, or one older than the curriculum's ``memory``) is skipped
+and counted in :attr:`CurriculumJournal.unknown_reports`, with a warning for the first and then
+one per :data:`UNKNOWN_REPORT_WARNING_EVERY`. Lines are not ``fsync``-ed: a killed process loses
+nothing it wrote (the kernel holds it), but a machine crash may lose the last lines, and leaves at
+worst a torn tail. Any other malformed line is corruption and raises :class:`CurriculumError`.
+
 :func:`report_to_journal` is what :func:`npgym.integrations.verl.compute_score` calls for rows
 whose ``extra_info`` names a journal and a key (see :mod:`npgym.integrations.verl_curriculum`).
 """
@@ -30,10 +43,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError, CurriculumItem
 from npgym.datasets import ReferenceMode
@@ -47,7 +61,15 @@ KEY_FIELD = "curriculum_key"
 JOURNAL_FIELD = "curriculum_journal"
 """The ``extra_info`` field naming the journal a verl row's reports go to."""
 
+UNKNOWN_REPORT_WARNING_EVERY = 1000
+"""A replica warns about its first report for a key the journal never issued, then once per this
+many more (all of them are counted in :attr:`CurriculumJournal.unknown_reports`)."""
+
 RewardFunction = Callable[..., list[float]]
+
+
+class JournalWarning(RuntimeWarning):
+    """A journal's torn last line was dropped, or it holds reports for keys it never issued."""
 
 
 def curriculum_record(item: CurriculumItem, reference: ReferenceMode = "exact") -> Row:
@@ -120,12 +142,59 @@ def curriculum_reward(
 # --- a curriculum shared by the processes of one machine ----------------------------------------
 
 
+_TAIL_CHUNK = 1 << 16
+"""Bytes read at a time, backwards, when looking for the end of a journal's last whole line."""
+
+
 @contextmanager
-def _locked(path: Path, mode: str) -> Iterator[IO[bytes]]:
-    """The journal opened in ``mode`` under an exclusive lock (released on close)."""
-    with open(path, mode) as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield handle
+def _locked(path: Path, create: bool = False) -> Iterator[int]:
+    """The journal's descriptor (read-write, appending) under an exclusive ``flock``, with any
+    torn last line already dropped; closing it releases the lock, as a writer's death does."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _drop_torn_tail(fd, path)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _drop_torn_tail(fd: int, path: Path) -> None:
+    """Truncate the bytes after the last newline. The caller holds the lock, under which every
+    line is written whole, so they are what a writer that died mid-line left behind."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    end = _whole_lines_end(fd, size)
+    os.ftruncate(fd, end)
+    warnings.warn(
+        f"curriculum journal {path}: dropped a torn last line of {size - end} bytes (a writer "
+        "died while writing it); the whole lines before it are kept",
+        JournalWarning,
+        stacklevel=4,
+    )
+
+
+def _whole_lines_end(fd: int, size: int) -> int:
+    """The offset just after the last newline in the first ``size`` bytes (0 when none)."""
+    end = size
+    while end > 0:
+        start = max(end - _TAIL_CHUNK, 0)
+        newline = os.pread(fd, end - start, start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        end = start
+    return 0
+
+
+def _append(fd: int, line: bytes) -> int:
+    """Write ``line`` at the journal's end (the caller holds the lock) and return the offset
+    after it. A short write goes on from where it stopped, still under the lock; a writer that
+    dies part way leaves a torn tail for the next lock holder to drop."""
+    data = memoryview(line)
+    while data:
+        data = data[os.write(fd, data) :]
+    return os.lseek(fd, 0, os.SEEK_CUR)
 
 
 def _line(event: Mapping[str, Any]) -> bytes:
@@ -139,14 +208,15 @@ def report_to_journal(extra_info: Mapping[str, Any], score: Score) -> bool:
     if not journal or not key:
         return False
     path = Path(journal)
-    if not path.is_file():
+    line = _line({"report": str(key), "score": score.to_dict()})
+    try:
+        with _locked(path) as fd:
+            _append(fd, line)
+    except (FileNotFoundError, IsADirectoryError) as error:
         raise CurriculumError(
             f"curriculum journal {path} not found: rewards must be computed on the machine "
             "whose dataset drew the row (the journal is a local file)"
-        )
-    with _locked(path, "r+b") as handle:
-        handle.seek(0, 2)
-        handle.write(_line({"report": str(key), "score": score.to_dict()}))
+        ) from error
     return True
 
 
@@ -156,6 +226,7 @@ class CurriculumJournal:
     ``curriculum`` must be fresh (nothing issued); its options are the journal's first line, and
     opening a journal written with other options is refused. :meth:`next` replays the lines
     other processes appended, then draws and appends its own draw, all under the file lock.
+    Torn lines and reports for unknown keys are handled as the module docstring says.
     """
 
     def __init__(self, curriculum: AdaptiveCurriculum, path: str | Path) -> None:
@@ -165,45 +236,42 @@ class CurriculumJournal:
         self.header = {"curriculum": {key: state[key] for key in ("version", "tasks", "options")}}
         self.curriculum = curriculum
         self.path = Path(path)
+        self.unknown_reports = 0
+        """Reports this replica skipped because their key was never issued (or is older than
+        the curriculum's memory)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._offset = 0
-        with _locked(self.path, "ab") as handle:
-            if handle.tell() == 0:
-                handle.write(_line(self.header))
-        with _locked(self.path, "rb+"):
-            self._replay()
+        with _locked(self.path, create=True) as fd:
+            if os.fstat(fd).st_size == 0:
+                _append(fd, _line(self.header))
+            self._replay(fd)
 
     def next(self) -> CurriculumItem:
         """Catch up with the journal, draw the next item and record the draw."""
-        with _locked(self.path, "rb+") as handle:
-            self._replay()
+        with _locked(self.path) as fd:
+            self._replay(fd)
             item = self.curriculum.next()
-            handle.seek(0, 2)
-            handle.write(_line({"issue": item.key}))
-            handle.flush()
-            self._offset = handle.tell()
+            self._offset = _append(fd, _line({"issue": item.key}))
         return item
 
     def sync(self) -> None:
         """Replay the lines appended since the last call (reports, other replicas' draws)."""
-        with _locked(self.path, "rb+"):
-            self._replay()
+        with _locked(self.path) as fd:
+            self._replay(fd)
 
-    def _replay(self) -> None:
-        """Apply the complete lines after ``_offset`` (the caller holds the lock)."""
-        with open(self.path, "rb") as handle:
-            handle.seek(self._offset)
-            data = handle.read()
-        complete = data[: data.rfind(b"\n") + 1]
-        for number, line in enumerate(complete.splitlines()):
-            where = f"{self.path} (line {number + 1} after byte {self._offset})"
-            try:
-                self._apply(json.loads(line), where)
-            except CurriculumError:
-                raise
-            except (KeyError, TypeError, ValueError) as error:
-                raise CurriculumError(f"{where}: malformed journal line: {error}") from error
-        self._offset += len(complete)
+    def _replay(self, fd: int) -> None:
+        """Apply the lines after ``_offset`` (the caller holds the lock: they are all whole)."""
+        os.lseek(fd, self._offset, os.SEEK_SET)
+        with open(fd, "rb", closefd=False) as lines:
+            for line in lines:
+                where = f"{self.path} (the line at byte {self._offset})"
+                try:
+                    self._apply(json.loads(line), where)
+                except CurriculumError:
+                    raise
+                except (KeyError, TypeError, ValueError) as error:
+                    raise CurriculumError(f"{where}: malformed journal line: {error}") from error
+                self._offset += len(line)
 
     def _apply(self, event: dict[str, Any], where: str) -> None:
         if "curriculum" in event:
@@ -220,6 +288,24 @@ class CurriculumJournal:
                     "and this replica have diverged"
                 )
         elif "report" in event:
-            self.curriculum.report(event["report"], Score(**event["score"]))
+            key, score = event["report"], Score(**event["score"])
+            if self.curriculum.accepts(key):
+                self.curriculum.report(key, score)
+            else:
+                self._skip_unknown(key, where)
         else:
             raise CurriculumError(f"{where}: not a curriculum journal line: {event!r}")
+
+    def _skip_unknown(self, key: object, where: str) -> None:
+        """Count a report for a key never issued; warn for the first and then once per
+        :data:`UNKNOWN_REPORT_WARNING_EVERY`."""
+        self.unknown_reports += 1
+        if (self.unknown_reports - 1) % UNKNOWN_REPORT_WARNING_EVERY == 0:
+            warnings.warn(
+                f"{where}: skipped a report for {key!r}, which this journal never issued (a stale "
+                f"row, or older than the curriculum's memory of {self.curriculum.memory} items); "
+                f"{self.unknown_reports} such reports so far (warned once per "
+                f"{UNKNOWN_REPORT_WARNING_EVERY})",
+                JournalWarning,
+                stacklevel=2,
+            )
