@@ -114,6 +114,34 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
     return _skip_noise(text[marker_end : marker_end + max_chars + 64])
 
 
+MAX_SCAN_BYTES = 4 * MAX_SCAN_CHARS + 16
+"""Most bytes of a ``bytes`` completion that are decoded: its end, enough for the last
+:data:`MAX_SCAN_CHARS` characters (a UTF-8 character takes at most 4 bytes), plus room for the
+few characters that the cut may garble."""
+_CUT_CHARS = 3
+"""Characters dropped from the start of a cut decoding: a cut inside a multi-byte sequence turns
+at most its 3 continuation bytes into replacement characters, and UTF-8 resynchronises after."""
+
+
+def decode_completion(data: bytes) -> str:
+    """UTF-8 text of a ``bytes`` completion (invalid bytes become U+FFFD), in bounded time.
+
+    Only the last :data:`MAX_SCAN_BYTES` bytes are decoded. Their decoding differs from the
+    whole text's in at most its first :data:`_CUT_CHARS` characters, which are dropped, so the
+    last :data:`MAX_SCAN_CHARS` characters, all that :func:`extract_answer` reads, are those of
+    ``data.decode("utf-8", errors="replace")``.
+    """
+    if len(data) <= MAX_SCAN_BYTES:
+        return data.decode("utf-8", errors="replace")
+    return data[-MAX_SCAN_BYTES:].decode("utf-8", errors="replace")[_CUT_CHARS:]
+
+
+def bounded_text(text: str) -> str:
+    """The end of ``text`` that :func:`extract_answer` searches (the last
+    :data:`MAX_SCAN_CHARS` characters): a cheap slice that bounds every later pass."""
+    return text[-MAX_SCAN_CHARS:] if len(text) > MAX_SCAN_CHARS else text
+
+
 def answer_tail(text: str) -> str | None:
     """The end of a completion that alone decides :func:`extract_answer`'s result: everything
     from the last plain ``Answer:`` on, when that marker lies inside the searched window (the

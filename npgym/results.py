@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from npgym.heuristics.result import SolverResult, relative_gap
@@ -14,6 +15,9 @@ ReferenceMethod = Literal["exact", "planted", "heuristic"]
 NOT_SCANNED = -1
 """The code a task's fused kernel (``Task.check_answer``) returns first when its scanner did
 not read the answer: ``Task.score`` then hands the answer to the parser."""
+MAX_REFERENCE_MAGNITUDE = 1e300
+"""Largest reference objective, in absolute value, that scoring accepts: far above any npgym
+objective, and small enough that no ratio or gap of it overflows a float into an exception."""
 DEADLINE_NOTE = " [stopped by the wall-clock safety net]"
 """Appended to ``Reference.solver`` when the safety net, not the work budget, ended the search."""
 
@@ -161,3 +165,51 @@ class Score:
     def to_dict(self) -> dict[str, Any]:
         """The score as a plain dict (JSON-serialisable)."""
         return asdict(self)
+
+
+def checked_reference(reference: object) -> Reference | Objective:
+    """``reference`` as :meth:`npgym.task.Task.score` takes it, or ``ValueError`` naming it.
+
+    A :class:`Reference` passes when its objective is ``None`` or a finite number; otherwise
+    the reference must be a finite ``int`` or ``float`` (numpy's included, returned as Python
+    numbers) of magnitude at most :data:`MAX_REFERENCE_MAGNITUDE`. A ``bool``, a string, a
+    container, NaN or an infinity is refused: each would otherwise make the reward NaN, or trip
+    the scorer's internal-error guard, instead of saying what is wrong.
+    """
+    if isinstance(reference, Reference):
+        objective = reference.objective
+        if objective is not None and not (  # the usual case decided inline: a hot path
+            (type(objective) is int or type(objective) is float)
+            and -MAX_REFERENCE_MAGNITUDE <= objective <= MAX_REFERENCE_MAGNITUDE
+        ):
+            _checked_objective(objective, "reference.objective")
+        return reference
+    return _checked_objective(reference, "reference")
+
+
+def _checked_objective(value: object, name: str) -> Objective:
+    """``value`` as a Python number, if it is a finite, not too large int or float."""
+    number: Objective
+    if type(value) is int or type(value) is float:  # the usual case first: no conversion
+        number = value
+    elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    ):
+        number = int(value) if isinstance(value, (int, np.integer)) else float(value)
+    else:
+        raise ValueError(
+            f"{name} must be a Reference, a finite number or None, "
+            f"got {type(value).__name__} {_shown(value)}"
+        )
+    if not -MAX_REFERENCE_MAGNITUDE <= number <= MAX_REFERENCE_MAGNITUDE:  # NaN fails too
+        raise ValueError(
+            f"{name} must be a finite number of magnitude at most "
+            f"{MAX_REFERENCE_MAGNITUDE:g}, got {_shown(number)}"
+        )
+    return number
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a hostile value may be huge)."""
+    shown = repr(value) if not isinstance(value, int) or value.bit_length() < 256 else "a huge int"
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."

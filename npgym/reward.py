@@ -18,14 +18,19 @@ scores as infeasible with the reason "empty answer".
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npgym.results import Objective
 
 Sense = Literal["min", "max"]
 Optimality = Literal["ratio", "gap"]
+
+MAX_REWARD_WEIGHT = 1e6
+"""Largest magnitude of a reward weight: every reward then stays within a few million, so no
+sum of weights can overflow a float to infinity."""
+Weight = Annotated[float, Field(ge=-MAX_REWARD_WEIGHT, le=MAX_REWARD_WEIGHT)]
 
 
 class RewardConfig(BaseModel):
@@ -42,19 +47,20 @@ class RewardConfig(BaseModel):
     unparseable answer that has the ``Answer:`` marker, a bracketed value after it, and a value
     of the reference solution's nesting and length; together they stay below
     ``format_ok - format_fail``, so every parsed answer outranks every unparseable one. Every
-    weight must be a finite number: a NaN or infinite weight would make rewards NaN.
+    weight must be a finite number of magnitude at most :data:`MAX_REWARD_WEIGHT`: a NaN,
+    infinite or huge weight would make rewards NaN or infinite.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    format_ok: float = 1.0
-    format_fail: float = -1.0
-    infeasible: float = -1.5
-    optimality_weight: float = 1.0
+    format_ok: Weight = 1.0
+    format_fail: Weight = -1.0
+    infeasible: Weight = -1.5
+    optimality_weight: Weight = 1.0
     optimality: Optimality = "ratio"
-    marker_credit: float = 0.0
-    value_credit: float = 0.0
-    shape_credit: float = 0.0
+    marker_credit: Weight = 0.0
+    value_credit: Weight = 0.0
+    shape_credit: Weight = 0.0
 
     @model_validator(mode="after")
     def _credits_below_a_parsed_answer(self) -> RewardConfig:

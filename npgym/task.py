@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -23,13 +23,15 @@ from npgym.answer import (
     AnswerFormatError,
     IntRows,
     answer_tail,
+    bounded_text,
+    decode_completion,
     extract_answer,
     parse_value_fast,
     render_value,
 )
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, overrides_or_config, resolve_config
 from npgym.instance import Instance
-from npgym.results import NOT_SCANNED, Objective, Reference, Score, Verdict
+from npgym.results import NOT_SCANNED, Objective, Reference, Score, Verdict, checked_reference
 from npgym.reward import (
     DEFAULT_REWARD,
     RewardConfig,
@@ -311,18 +313,22 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         """Reward a completion (text in, :class:`Score` out). Never raises on any completion.
 
         ``reference`` is the reference (or its objective) to compare against; by default the
-        task's exact reference, computed once per instance. ``reward`` is a preset name
-        (``"np-engine"``, the default, or ``"strict"``; see :mod:`npgym.reward`) or a
-        :class:`RewardConfig`; an unknown name raises ``ValueError``. Any input that is not text,
-        or that no step can read, is a format failure with a reason. An unexpected exception in a
-        step is a bug: the last-resort guard turns it into a format failure whose reason names the
-        step, and counts it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
+        task's exact reference, computed once per instance. Anything but a :class:`Reference`
+        with a finite (or no) objective, a finite number or ``None`` raises ``ValueError`` (see
+        :func:`npgym.results.checked_reference`), so the reward is always a finite number.
+        ``reward`` is a preset name (``"np-engine"``, the default, or ``"strict"``; see
+        :mod:`npgym.reward`) or a :class:`RewardConfig`; an unknown name raises ``ValueError``.
+        Any input that is not text, or that no step can read, is a format failure with a reason;
+        ``bytes`` are decoded as UTF-8, only their end (see
+        :func:`npgym.answer.decode_completion`). An unexpected exception in a step is a bug: the
+        last-resort guard turns it into a format failure whose reason names the step, and counts
+        it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
         """
         weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
         reference, reference_objective, memo = self._scoring(instance, reference, weights)
         try:
             if isinstance(completion, bytes):
-                completion = completion.decode("utf-8", errors="replace")
+                completion = decode_completion(completion)
             segment = extract_answer(completion)
         except AnswerFormatError as error:
             return _extract_failure(memo, weights, reference_objective, str(error))
@@ -338,13 +344,23 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
         if reference is None:
             reference = cache.get(_DEFAULT_REFERENCE_KEY) or self.reference(instance)
+        else:
+            reference = checked_reference(reference)
         reference_objective = reference.objective if isinstance(reference, Reference) else reference
-        # The scores kept for these weights and this objective (see SCORE_MEMO_SIZE); `is`,
-        # because an id is reused only once the weights it named are gone.
+        # The scores kept for these weights and this objective (see SCORE_MEMO_SIZE), the
+        # least recently used set dropped past SCORE_MEMOS_PER_INSTANCE; `is`, because an id is
+        # reused only once the weights it named are gone.
+        memos: OrderedDict[Any, tuple[RewardConfig, ScoreMemo]] | None = cache.get(_MEMOS_KEY)
+        if memos is None:
+            memos = cache[_MEMOS_KEY] = OrderedDict()
         key = (id(weights), reference_objective)
-        entry: tuple[RewardConfig, ScoreMemo] | None = cache.get(key)
+        entry = memos.get(key)
         if entry is None or entry[0] is not weights:
-            entry = cache[key] = (weights, {})
+            entry = memos[key] = (weights, {})
+            if len(memos) > SCORE_MEMOS_PER_INSTANCE:
+                memos.popitem(last=False)
+        else:
+            memos.move_to_end(key)
         return reference, reference_objective, entry[1]
 
     def _score_answer(
@@ -441,6 +457,8 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         its answer text (what follows the last marker), so each completion's answer is extracted
         once, and completions that differ in their reasoning but end in the same answer share
         one (immutable) result: the answer is read, verified and rewarded once per group.
+        Each completion is bounded as in :meth:`score`: only its last
+        :data:`npgym.answer.MAX_SCAN_CHARS` characters are read.
         """
         weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
         reference, reference_objective, memo = self._scoring(instance, reference, weights)
@@ -451,6 +469,7 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
             if type(text) is not str:  # bytes, or no text at all: score() says what it is
                 scores.append(self.score(instance, text, reference, weights))
                 continue
+            text = bounded_text(text)
             tail = answer_tail(text)
             score = by_tail.get(tail) if tail is not None else None
             if score is None:
@@ -556,6 +575,12 @@ A score is a function of the verdict, the reference objective, the baseline and 
 alone; a fused kernel's result determines the verdict, and so does a word or a failure's step and
 reason. Completions that reach the same result (every optimal answer of a GRPO group, say) share
 one immutable :class:`Score`; every answer is still read and checked on each call."""
+SCORE_MEMOS_PER_INSTANCE = 16
+"""Most (reward config, reference objective) pairs whose scores an instance keeps, the least
+recently used dropped first: a trainer that varies its rewards or references, call after call,
+keeps at most 16 x :data:`SCORE_MEMO_SIZE` scores per instance."""
+_MEMOS_KEY = "score_memos"
+"""Where the score memos live in the instance's cache (see :meth:`Instance.cached`)."""
 _WORD_KEY_CHARS = 64
 """Longest word answer whose score is kept (a longer one is scored each time)."""
 _SCAN_STARTS = "[(" + WHITESPACE

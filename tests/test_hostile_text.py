@@ -25,8 +25,7 @@ from hypothesis import strategies as st
 import npgym
 from npgym.answer import AnswerFormatError, parse_answer
 from npgym.integrations import trl as npgym_trl
-from npgym.reward import RewardConfig
-from npgym.task import GUARD_TRIPS, SCORE_MEMO_SIZE
+from npgym.task import _MEMOS_KEY, GUARD_TRIPS, SCORE_MEMO_SIZE
 
 TASK_NAMES = npgym.list_tasks()
 SEPARATOR_CATEGORIES = ("Zs", "Zl", "Zp", "Cc")
@@ -296,11 +295,7 @@ def test_kept_scores_are_bounded_and_change_nothing() -> None:
     answers = [f"Answer: [{i}, {i + 1}]" for i in range(3 * SCORE_MEMO_SIZE)]
     answers += [f"Answer: word{chr(97 + i % 26) * (i % 50)}" for i in range(600)]
     scores = [task.score(instance, text, reference) for text in answers]
-    kept = [
-        value[1]
-        for value in instance.__pydantic_private__["_cache"].values()
-        if isinstance(value, tuple) and isinstance(value[0], RewardConfig)
-    ]
+    kept = [memo for _, memo in instance.__pydantic_private__["_cache"][_MEMOS_KEY].values()]
     assert kept and all(len(memo) <= SCORE_MEMO_SIZE for memo in kept)
     fresh = [task.score(instance.model_copy(), text, reference) for text in answers[-50:]]
     assert scores[-50:] == fresh
