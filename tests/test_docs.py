@@ -4,6 +4,7 @@ users do not have."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,26 @@ def test_no_reference_to_files_users_do_not_have() -> None:
         and ("TASKS.md" in path.read_text() or "shared folder" in path.read_text())
     ]
     assert not stale, f"these point at a file users do not have: {stale}"
+
+
+def _limit_rows() -> list[tuple[str, str]]:
+    """(value, dotted constant) of each row of the contract's Limits table."""
+    text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    section = text.split("## Limits", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[3].startswith("`npgym."):
+            rows.append((cells[1], cells[3].strip("`")))
+    return rows
+
+
+def test_every_documented_limit_is_its_constants_value() -> None:
+    """Each number in docs/contract.md's Limits table is the value of the constant it names, so
+    the documented limits cannot drift from the code."""
+    rows = _limit_rows()
+    assert len(rows) >= 18
+    for value, dotted in rows:
+        module_name, _, constant = dotted.rpartition(".")
+        actual = getattr(importlib.import_module(module_name), constant)
+        assert float(value) == actual, f"docs/contract.md says {dotted} = {value}, code: {actual}"
