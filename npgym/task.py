@@ -568,17 +568,17 @@ def _reward(
     )
 
 
-SCORE_MEMO_SIZE = 256
+SCORE_MEMO_SIZE = 64
 """Most scores :meth:`Task.score` keeps per instance, reward and reference objective.
 
 A score is a function of the verdict, the reference objective, the baseline and the weights
 alone; a fused kernel's result determines the verdict, and so does a word or a failure's step and
 reason. Completions that reach the same result (every optimal answer of a GRPO group, say) share
 one immutable :class:`Score`; every answer is still read and checked on each call."""
-SCORE_MEMOS_PER_INSTANCE = 16
+SCORE_MEMOS_PER_INSTANCE = 4
 """Most (reward config, reference objective) pairs whose scores an instance keeps, the least
 recently used dropped first: a trainer that varies its rewards or references, call after call,
-keeps at most 16 x :data:`SCORE_MEMO_SIZE` scores per instance."""
+keeps at most 4 x :data:`SCORE_MEMO_SIZE` scores per instance (about 60 KB)."""
 _MEMOS_KEY = "score_memos"
 """Where the score memos live in the instance's cache (see :meth:`Instance.cached`)."""
 _WORD_KEY_CHARS = 64

@@ -18,13 +18,16 @@ from click.testing import CliRunner
 
 import npgym
 from npgym.cli import main
+from npgym.npbench import client
 from npgym.npbench.build import BuildSpec, build, read_dataset
 from npgym.npbench.client import (
+    MAX_COMPLETION_CHARS,
     CompletionsFileError,
     EndpointError,
     SamplingOptions,
     check_endpoint,
     read_completion_rows,
+    reply_cap,
     sample_endpoint,
 )
 from npgym.npbench.evaluate import evaluate, read_completions
@@ -45,6 +48,10 @@ class FakeChatServer(ThreadingHTTPServer):
         self.models_status = 200
         self.requests: Counter[str] = Counter()
         self.bodies: list[dict] = []
+        self.models_drip = False  # /models drips its reply, one byte at a time
+        self.content: object = None  # set: every choice's content (a huge text, None...)
+        self.padding = 0  # bytes of padding in each reply's "id" (to hit a size cap exactly)
+        self.bytes_sent = 0  # bytes of the "flood" reply sent before the client hung up
 
     @property
     def url(self) -> str:
@@ -58,7 +65,11 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path != "/v1/models":
             self._send(404, {"error": "not found"})
             return
-        self._send(self.server.models_status, {"object": "list", "data": [{"id": "fake"}]})
+        models = {"object": "list", "data": [{"id": "fake"}]}
+        if self.server.models_drip:
+            self._drip(json.dumps(models).encode())
+            return
+        self._send(self.server.models_status, models)
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -81,12 +92,54 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "foo":
             self._send(200, {"foo": 1})
             return
-        message = {"role": "assistant", "content": self.server.answers[prompt]}
+        if fault == "flood":
+            self._flood()
+            return
+        content = self.server.content
+        if content is None:
+            content = self.server.answers[prompt]
+        if fault == "null":
+            content = None
+        message = {"role": "assistant", "content": content}
         choice = {"index": 0, "message": message, "finish_reason": "stop"}
         if fault == "no-message":
             choice.pop("message")
         choices = [] if fault == "empty-choices" else [choice] * body.get("n", 1)
-        self._send(200, {"id": "x", "object": "chat.completion", "choices": choices})
+        if fault == "one-null":  # the first choice is tool calls only, the others answer
+            choices = [{"index": 0, "message": {"role": "assistant", "content": None}}, *choices]
+            choices = choices[: body.get("n", 1)]
+        reply = {"id": "x" * (1 + self.server.padding), "object": "chat.completion"}
+        data = json.dumps({**reply, "choices": choices}).encode()
+        if fault == "drip":
+            self._drip(data)
+            return
+        self._raw(200, data, "application/json")
+
+    def _drip(self, data: bytes) -> None:
+        """An honest reply, sent one byte every 50 ms: each read is quick, the whole is not."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            for byte in data:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.05)
+
+    def _flood(self) -> None:
+        """A 50 MB reply with no Content-Length (the end is the connection's close), counting
+        the bytes that the client took before it hung up."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        chunk = b"x" * 65536
+        with contextlib.suppress(OSError):
+            self.wfile.write(b'{"id": "')
+            for _ in range(50 * 2**20 // len(chunk)):
+                self.wfile.write(chunk)
+                self.server.bytes_sent += len(chunk)
+        self.close_connection = True
 
     def _send(self, status: int, payload: dict) -> None:
         self._raw(status, json.dumps(payload).encode(), "application/json")
@@ -330,3 +383,120 @@ def test_sigkill_mid_run_then_rerun_answers_every_instance_once(
     assert [row["id"] for row in saved] == ids
     assert all(len(row["completions"]) == 2 for row in saved)
     assert not journal.exists()
+
+
+def _sample(rows: list[dict], server: FakeChatServer, tmp_path: Path, **changes: object):
+    output = tmp_path / "completions.jsonl"
+    options = _options(**changes)
+    return sample_endpoint(rows, output, endpoint=server.url, options=options, progress=False)
+
+
+def test_the_timeout_is_a_deadline_for_the_whole_request(
+    dataset: Path, server: FakeChatServer, tmp_path: Path
+) -> None:
+    """A server that drips its reply (one byte per 50 ms, every read well within the timeout)
+    is cut at the deadline: with --timeout 1 and no retry, each request ends within about a
+    second (before, the timeout applied per read, and a request took as long as the drip)."""
+    rows = list(read_dataset(dataset))[:2]
+    server.always = "drip"
+    started = time.monotonic()
+    run = _sample(rows, server, tmp_path, max_retries=0, timeout=1.0)
+    assert time.monotonic() - started < 1.0 + 1.5
+    assert sorted(run.failed) == sorted(row["id"] for row in rows)
+    assert all("deadline" in reason for reason in run.failed.values())
+
+
+def test_check_endpoint_has_a_deadline_too(server: FakeChatServer) -> None:
+    server.models_drip = True
+    started = time.monotonic()
+    with pytest.raises(EndpointError, match="did not answer within 1 s"):
+        check_endpoint(server.url, "fake", timeout=1.0)
+    assert time.monotonic() - started < 1.0 + 1.5
+
+
+@pytest.mark.parametrize("fault", ["null", "one-null"])
+def test_a_reply_without_text_is_a_missing_answer(
+    dataset: Path, server: FakeChatServer, tmp_path: Path, fault: str
+) -> None:
+    """content: null (tool calls only) is no answer: retried, then missing, never saved as "".
+    When only some choices are null, the others are kept and the rest asked for again."""
+    rows = list(read_dataset(dataset))
+    if fault == "null":
+        server.always = fault
+    else:  # the first request of each instance: one choice null, one answer
+        server.faults = {row["prompt"]: [fault] for row in rows}
+    run = _sample(rows, server, tmp_path, max_retries=2, samples=2)
+    saved = read_completion_rows(tmp_path / "completions.jsonl")
+    assert "" not in [text for texts in saved.values() for text in texts]
+    if fault == "null":
+        assert run.written == 0 and len(run.failed) == len(rows)
+        assert all("no text content" in reason for reason in run.failed.values())
+        assert run.requests == 3 * len(rows)
+    else:
+        assert run.failed == {} and all(len(texts) == 2 for texts in saved.values())
+        assert run.requests == 2 * len(rows) and run.retries == 0  # the rest asked again
+
+
+def test_eval_reports_null_content_as_missing_and_exits_non_zero(
+    dataset: Path, server: FakeChatServer
+) -> None:
+    server.always = "null"
+    command = ["eval", str(dataset), "--endpoint", server.url, "--model", "fake"]
+    result = CliRunner().invoke(main, [*command, "--max-retries", "1", "--timeout", "5"])
+    assert result.exit_code != 0
+    assert "3 instances have no answer" in result.output
+
+
+def test_a_huge_reply_is_refused_without_being_read(
+    dataset: Path, server: FakeChatServer, tmp_path: Path
+) -> None:
+    """A 50 MB reply (no Content-Length) is cut at the reply cap (about 4 MiB for one
+    completion): the server gets to send little more than the cap plus socket buffers, and the
+    instance is missing, not a 50 MB answer."""
+    rows = list(read_dataset(dataset))[:1]
+    server.always = "flood"
+    run = _sample(rows, server, tmp_path, max_retries=0, timeout=20.0)
+    assert list(run.failed) == [rows[0]["id"]] and "cap" in run.failed[rows[0]["id"]]
+    time.sleep(0.2)  # the server notices the hang-up
+    assert server.bytes_sent < reply_cap(1) + 16 * 2**20 < 50 * 2**20
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_replies_at_and_past_the_byte_cap(
+    dataset: Path, server: FakeChatServer, tmp_path: Path, extra: int, monkeypatch
+) -> None:
+    """A reply of exactly reply_cap(n) bytes is read; one byte more is refused (the cap shrunk
+    to a few KB so that the test can hit it exactly)."""
+    rows = list(read_dataset(dataset))[:1]
+    monkeypatch.setattr(client, "MAX_COMPLETION_BYTES", 3000)
+    monkeypatch.setattr(client, "REPLY_ENVELOPE_BYTES", 1000)
+    server.padding = 0
+    probe = _sample(rows, server, tmp_path / "probe", max_retries=0)
+    assert probe.failed == {}
+    size = len(json.dumps(_reply_of(server, rows[0]["prompt"])).encode())
+    server.padding = reply_cap(1) - size + extra
+    run = _sample(rows, server, tmp_path, max_retries=0)
+    assert bool(run.failed) is bool(extra)
+
+
+def _reply_of(server: FakeChatServer, prompt: str) -> dict:
+    """The reply the fake server sends for ``prompt`` with no fault and no padding."""
+    message = {"role": "assistant", "content": server.answers[prompt]}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    return {"id": "x", "object": "chat.completion", "choices": [choice]}
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_completions_at_and_past_the_text_cap(
+    dataset: Path, server: FakeChatServer, tmp_path: Path, extra: int
+) -> None:
+    """A completion of exactly MAX_COMPLETION_CHARS characters (1 MiB, what an env step
+    accepts) is saved; one character more is refused, and the instance is missing."""
+    rows = list(read_dataset(dataset))[:1]
+    server.content = "a" * (MAX_COMPLETION_CHARS + extra)
+    run = _sample(rows, server, tmp_path, max_retries=0)
+    saved = read_completion_rows(tmp_path / "completions.jsonl")
+    if extra:
+        assert saved == {} and "longer than" in run.failed[rows[0]["id"]]
+    else:
+        assert run.failed == {} and len(saved[rows[0]["id"]][0]) == MAX_COMPLETION_CHARS

@@ -5,11 +5,17 @@ The sampler trusts nothing the server says:
 - :func:`check_endpoint` runs first and fails fast, before any work is written, on a refused
   connection, a DNS failure, HTTP 401/403/404, a body that is not an OpenAI model list, or a
   model the server does not serve;
-- every request has a timeout, and every retry loop is bounded: a transport error, HTTP 429 or
-  5xx, or a malformed 200 (an HTML or plain-text body, JSON without ``choices``, an empty
-  ``choices`` list, a choice without a message) is retried with exponential backoff, at most
-  ``max_retries`` times per instance; then the instance is recorded as *missing*, never as an
-  answer. Other 4xx answers (a prompt too long, say) are not retried;
+- every request has a deadline for the whole request (``timeout`` seconds from sending it to
+  the last byte of the reply: a server that drips its reply is cut there), and every reply is
+  read up to a size cap (:data:`MAX_COMPLETION_BYTES` per requested completion, plus
+  :data:`REPLY_ENVELOPE_BYTES`); a larger one is refused without being read further, and a
+  completion longer than :data:`MAX_COMPLETION_CHARS` is refused too;
+- every retry loop is bounded: a transport error, a missed deadline, HTTP 429 or 5xx, an
+  oversized reply, or a malformed 200 (an HTML or plain-text body, JSON without ``choices``, an
+  empty ``choices`` list, a choice without a message, or whose content is ``null``, as in a
+  reply of tool calls only) is retried with exponential backoff, at most ``max_retries`` times
+  per instance; then the instance is recorded as *missing*, never as an (empty) answer. Other
+  4xx answers (a prompt too long, say) are not retried;
 - answers go to an append-only journal (``<output>.journal``) as they arrive, flushed and
   fsynced, so a crash or ``kill -9`` loses nothing; the run ends by merging the journal into
   ``output`` (one row per id, written atomically). A rerun merges any journal left behind, skips
@@ -23,17 +29,32 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from npgym.env import MAX_TEXT_CHARS
 from npgym.progress import Progress
 from npgym.records import complete_lines
+
+if TYPE_CHECKING:
+    import httpx
 
 JOURNAL_SUFFIX = ".journal"
 BACKOFF_CAP_SECONDS = 30.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+MAX_COMPLETION_CHARS = MAX_TEXT_CHARS
+"""Longest completion accepted from an endpoint: the 1 MiB of text an env step accepts."""
+MAX_COMPLETION_BYTES = 4 * MAX_COMPLETION_CHARS
+"""Reply bytes allowed per requested completion: its longest text in UTF-8 (4 MiB)."""
+REPLY_ENVELOPE_BYTES = 64 * 1024
+"""Reply bytes allowed on top of the completions' (ids, usage, logprobs' absence...)."""
+MAX_MODELS_REPLY_BYTES = 4 * 1024 * 1024
+"""Largest ``/models`` reply :func:`check_endpoint` reads."""
+
+T = TypeVar("T")
 
 
 class EndpointError(RuntimeError):
@@ -106,58 +127,109 @@ def _headers(api_key: str | None) -> dict[str, str]:
 def check_endpoint(
     endpoint: str, model: str, api_key: str | None = None, timeout: float = 15.0
 ) -> None:
-    """Raise :class:`EndpointError` unless ``endpoint`` answers ``/models`` and serves ``model``."""
+    """Raise :class:`EndpointError` unless ``endpoint`` answers ``/models`` and serves ``model``.
+
+    ``timeout`` is a deadline for the whole request, reading the reply included.
+    """
+    _run_in_thread(_check_endpoint(endpoint, model, api_key, timeout))
+
+
+async def _check_endpoint(endpoint: str, model: str, api_key: str | None, timeout: float) -> None:
     import httpx
 
     url = endpoint.rstrip("/") + "/models"
     try:
-        response = httpx.get(url, headers=_headers(api_key), timeout=timeout)
-    except httpx.HTTPError as error:
+        async with httpx.AsyncClient(headers=_headers(api_key), timeout=timeout) as client:
+            status, kind, body = await asyncio.wait_for(
+                _get_reply(client, "GET", url, MAX_MODELS_REPLY_BYTES), timeout
+            )
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
         raise EndpointError(f"cannot reach {endpoint}: {type(error).__name__}: {error}") from error
-    if response.status_code in (401, 403):
-        raise EndpointError(
-            f"{endpoint} refused the API key (HTTP {response.status_code}): set OPENAI_API_KEY"
-        )
-    if response.status_code == 404:
+    except asyncio.TimeoutError as error:
+        raise EndpointError(f"{url} did not answer within {timeout:g} s") from error
+    except _RetryableError as error:
+        raise EndpointError(f"{url}: {error}") from error
+    if status in (401, 403):
+        raise EndpointError(f"{endpoint} refused the API key (HTTP {status}): set OPENAI_API_KEY")
+    if status == 404:
         raise EndpointError(
             f"{url} was not found (HTTP 404): the base URL of an OpenAI-compatible server "
             "usually ends in /v1"
         )
-    if response.status_code != 200:
-        raise EndpointError(f"{url} answered HTTP {response.status_code}")
+    if status != 200:
+        raise EndpointError(f"{url} answered HTTP {status}")
     try:
-        served = [str(entry["id"]) for entry in response.json()["data"]]
+        served = [str(entry["id"]) for entry in json.loads(body)["data"]]
     except (ValueError, KeyError, TypeError) as error:
-        raise EndpointError(f"{url} did not answer an OpenAI model list") from error
+        raise EndpointError(f"{url} did not answer an OpenAI model list ({kind})") from error
     if model not in served:
         listed = ", ".join(served[:10]) or "none"
         raise EndpointError(f"model {model!r} is not served at {endpoint} (it serves: {listed})")
 
 
-def _texts(response: Any) -> list[str]:
-    """The completion texts of a chat-completions response; raises on any malformed answer."""
-    if response.status_code in RETRYABLE_STATUS or response.status_code >= 500:
-        raise _RetryableError(f"HTTP {response.status_code}")
-    if response.status_code != 200:
-        raise _FatalError(f"HTTP {response.status_code}: {response.text[:200]}")
+def _run_in_thread(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to its end on a fresh event loop in a worker thread, so that a sync
+    caller inside a running loop (a notebook) can call it too."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+async def _get_reply(
+    client: httpx.AsyncClient, method: str, url: str, cap: int, **request: Any
+) -> tuple[int, str, bytes]:
+    """Status, content type and body of a request, reading at most ``cap`` bytes of body: a
+    larger reply (declared or sent) raises :class:`_RetryableError` without being read on."""
+    async with client.stream(method, url, **request) as response:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise _RetryableError(f"reply of {int(declared):,} bytes is over the {cap:,}-byte cap")
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > cap:
+                raise _RetryableError(f"reply is over the {cap:,}-byte cap; not read further")
+        return response.status_code, response.headers.get("content-type", "unknown"), bytes(body)
+
+
+def _texts(status: int, kind: str, body: bytes) -> list[str]:
+    """The completion texts of a chat-completions reply; raises on any malformed answer.
+
+    A choice whose content is not a string (``null`` in a reply of tool calls only) or is longer
+    than :data:`MAX_COMPLETION_CHARS` holds no answer: when no choice does, the reply is refused
+    (and retried); otherwise the others are kept and the rest asked for again.
+    """
+    if status in RETRYABLE_STATUS or status >= 500:
+        raise _RetryableError(f"HTTP {status}")
+    if status != 200:
+        raise _FatalError(f"HTTP {status}: {body[:200].decode('utf-8', errors='replace')}")
     try:
-        body = response.json()
+        reply = json.loads(body)
     except ValueError as error:
-        kind = response.headers.get("content-type", "unknown")
         raise _RetryableError(f"answer is not JSON (content-type {kind})") from error
-    choices = body.get("choices") if isinstance(body, dict) else None
+    choices = reply.get("choices") if isinstance(reply, dict) else None
     if not isinstance(choices, list) or not choices:
         raise _RetryableError("answer has no choices")
     texts = []
+    problem = ""
     for choice in choices:
         message = choice.get("message") if isinstance(choice, dict) else None
-        content = message.get("content", "") if isinstance(message, dict) else None
-        if content is not None and not isinstance(content, str):
-            raise _RetryableError("a choice's message content is not text")
-        if message is None:
+        if not isinstance(message, dict):
             raise _RetryableError("a choice has no message")
-        texts.append(content or "")
+        content = message.get("content")
+        if not isinstance(content, str):
+            problem = "a choice's message has no text content (tool calls only?)"
+        elif len(content) > MAX_COMPLETION_CHARS:
+            problem = f"a completion is longer than {MAX_COMPLETION_CHARS:,} characters"
+        else:
+            texts.append(content)
+    if not texts:
+        raise _RetryableError(problem)
     return texts
+
+
+def reply_cap(count: int) -> int:
+    """Most bytes read of a reply that holds ``count`` completions."""
+    return count * MAX_COMPLETION_BYTES + REPLY_ENVELOPE_BYTES
 
 
 def read_completion_rows(path: Path) -> dict[str, list[str]]:
@@ -250,24 +322,32 @@ def sample_endpoint(
         failures = 0
         while len(texts) < count:
             report.requests += 1
+            asked = count - len(texts)
+            payload = options.payload(str(row["prompt"]), asked)
             try:
-                response = await client.post(
-                    url, json=options.payload(str(row["prompt"]), count - len(texts))
+                reply = await asyncio.wait_for(
+                    _get_reply(client, "POST", url, reply_cap(asked), json=payload),
+                    options.timeout,
                 )
-                texts += _texts(response)[: count - len(texts)]
+                texts += _texts(*reply)[:asked]
+                continue
+            except asyncio.TimeoutError:
+                problem = f"no complete reply within the {options.timeout:g} s deadline"
             except (httpx.TimeoutException, httpx.TransportError, _RetryableError) as error:
-                failures += 1
-                if failures > options.max_retries:
-                    raise _FatalError(f"{type(error).__name__}: {error}"[:300]) from error
-                report.retries += 1
-                meter.update(retrying=1)
-                await asyncio.sleep(min(options.backoff * 2 ** (failures - 1), BACKOFF_CAP_SECONDS))
-                meter.update(retrying=-1)
+                problem = f"{type(error).__name__}: {error}"
+            failures += 1
+            if failures > options.max_retries:
+                raise _FatalError(problem[:300])
+            report.retries += 1
+            meter.update(retrying=1)
+            await asyncio.sleep(min(options.backoff * 2 ** (failures - 1), BACKOFF_CAP_SECONDS))
+            meter.update(retrying=-1)
         return texts
 
     async def run() -> None:
         gate = asyncio.Semaphore(options.concurrency)
-        timeout = httpx.Timeout(options.timeout, connect=min(options.timeout, 30.0))
+        timeout = httpx.Timeout(options.timeout, connect=min(options.timeout, 30.0))  # per read:
+        # each request's deadline (asyncio.wait_for in ask) bounds the whole of it
         limits = httpx.Limits(max_connections=options.concurrency)
         with (
             Progress(len(todo), "sampling", enabled=progress) as meter,
