@@ -17,14 +17,20 @@ sizes at ``easy`` to the medium tier's at ``benchmark``; searched among such dra
 for the greedy and unique properties) for which the exact solver proves the property. The
 witness is the reference answer, so every reference is proven.
 
-Size caps, stated in the prompt, keep checking bounded: an answer must be one JSON object of at
-most :data:`MAX_ANSWER_CHARS` characters, with exactly the canonical fields, at most
-:data:`MAX_NUMBERS` integers, each of magnitude at most :data:`MAX_MAGNITUDE`, a declared ``n``
-or ``universe_size`` of at most :data:`MAX_SIZE`, and its size
-must equal the stated one (itself no larger than the easy-to-medium base tiers); anything else
-is a format failure, read in time linear in the answer's length before any solver runs. The
-exact solvers then run with a :data:`CHECK_TIME_LIMIT` budget; an instance they cannot settle
-within it does not count as having the property (the reason says so).
+Caps, stated in the prompt, keep checking bounded and every answer settled: an answer must be
+one JSON object of at most :data:`MAX_ANSWER_CHARS` characters, with exactly the canonical
+fields, at most :data:`MAX_NUMBERS` integers, each of magnitude at most :data:`MAX_MAGNITUDE`, a
+declared ``n`` or ``universe_size`` of at most :data:`MAX_SIZE`, a MeetingScheduling answer at
+most :data:`MAX_ROOMS` rooms, :data:`MAX_ATTENDEES` attendees and a slot of at least
+:data:`MIN_SLOT` minutes; anything else is a format failure, read in time linear in the
+answer's length before any solver runs. Its size must equal the stated one, which is at most
+the task's :data:`SIZE_CAP` (witnesses are drawn within it at every difficulty). Within these
+caps the optimum is settled exactly, within 1 CPU second and 100 MB: by a routine whose work is
+fixed by the size (:mod:`npgym.heuristics.small_exact`: Held-Karp, every bisection, dynamic
+programming, every selection of subsets; the longest-cycle dynamic programme over vertex
+subsets) for TSP, MinBisection, Knapsack, SubsetSum, SetCover and HamiltonianCycle, and by the
+task's exact solver for the others, whose worst answers within the caps
+(searched for by an adversarial test) stay far below the budget.
 
 Reward: format (+1 / -1), then validity: an answer that is not a valid instance of the task
 (the base instance validators) or has the wrong size is infeasible; a valid instance scores
@@ -43,6 +49,8 @@ from pydantic import Field, ValidationError
 from npgym.answer import AnswerFormatError
 from npgym.config import TIER_DIFFICULTY
 from npgym.families.base import FamilyConfig, FamilyTask, family_tiers
+from npgym.heuristics import small_exact
+from npgym.heuristics.hamiltonian_cycle import longest_cycle_dp
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score, Verdict
@@ -56,8 +64,33 @@ MAX_SIZE = 100
 """Largest ``n`` or ``universe_size`` an answer may declare."""
 SIZE_FIELDS = ("n", "universe_size")
 CHECK_TIME_LIMIT = 0.8
-"""Seconds the exact solver may spend on one answer (the check must stay under 1 s)."""
+"""Work budget, in nominal seconds, of a base task's exact solver on one answer; within the caps
+none comes near it (the check must stay under 1 s)."""
+MAX_ROOMS = 8
+"""Most rooms of a MeetingScheduling answer."""
+MAX_ATTENDEES = 12
+"""Most attendees (availability rows) of a MeetingScheduling answer."""
+MIN_SLOT = 30
+"""Shortest start grid of a MeetingScheduling answer, in minutes (at most 20 starts a day)."""
+SIZE_CAP: dict[str, int] = {
+    "TSP": 15,
+    "MaxClique": 30,
+    "MaxIndependentSet": 30,
+    "GraphColoring": 20,
+    "HamiltonianCycle": 16,
+    "MinBisection": 24,
+    "Knapsack": 40,
+    "SubsetSum": 30,
+    "SetCover": 20,
+    "MeetingScheduling": 8,
+}
+"""Largest stated size per base task: the exact check of any answer of this size settles within
+the budget (see the module docstring)."""
 _SEARCH_TRIES = 60
+_SMALLER_WITNESS = 0.7
+_GREEDY_STEP = 0.02
+"""Witness difficulty added per failed try of a ``greedy_gap`` search."""
+"""Factor applied to the witness difficulty after a draw over the size cap."""
 _UNIQUE_ITEMS = 8
 
 SIZE: dict[str, tuple[str, Callable[[Any], int]]] = {
@@ -200,15 +233,27 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
 
     def build(self, rng: np.random.Generator, config: InvertConfig) -> dict[str, Any]:
         prop = str(rng.choice(PROPERTIES[self.base.name]))
-        difficulty = self._witness_level(config)
-        for _ in range(_SEARCH_TRIES):
+        level = self._witness_level(config)
+        for tries in range(_SEARCH_TRIES):
+            # Greedy is optimal on most small instances: each failed try draws a larger one.
+            difficulty = min(1.0, level + tries * _GREEDY_STEP) if prop == "greedy_gap" else level
             witness = self._draw(prop, int(rng.integers(2**63)), difficulty)
+            while not self._within_caps(witness):  # smaller witnesses until one fits
+                if difficulty == 0.0:
+                    raise RuntimeError(f"{self.base.name} draws exceed the caps at difficulty 0")
+                difficulty = difficulty * _SMALLER_WITNESS if difficulty > 0.01 else 0.0
+                witness = self._draw(prop, int(rng.integers(2**63)), difficulty)
             holds, _, k = self.holds(prop, witness, None, time_limit=None)
             if holds:
                 witness_json = _fields(witness)
                 size = SIZE[self.base.name][1](witness)
                 return {"property": prop, "size": size, "k": k, "witness": witness_json}
         raise RuntimeError(f"no {self.base.name} witness for {prop} in {_SEARCH_TRIES} draws")
+
+    def _within_caps(self, witness: Instance) -> bool:
+        """Whether an answer like ``witness`` would be within the caps the prompt states."""
+        size = SIZE[self.base.name][1](witness)
+        return size <= SIZE_CAP[self.base.name] and not _over_caps(_fields(witness))
 
     def _draw(self, prop: str, seed: int, difficulty: float) -> Instance:
         if prop != "unique":
@@ -235,10 +280,9 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
             if k is not None and count != k:
                 return False, f"the optimal selection uses {count} items, not {k}", count
             return True, "", count
-        reference = self.base.solve(instance, exact=True, time_limit=time_limit or 60.0)
-        if not reference.proven_optimal:
+        settled, optimum = self.optimum(instance, time_limit or 60.0)
+        if not settled:
             return False, "the exact solver could not settle the optimum in time", None
-        optimum = reference.objective
         if prop == "optimum":
             if optimum is None:
                 return False, "the instance has no feasible answer", None
@@ -251,6 +295,17 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         if self.base.ratio(greedy, optimum) >= 1.0:
             return False, f"the greedy heuristic reaches the optimum {optimum}", None
         return True, "", None
+
+    def optimum(self, instance: Instance, time_limit: float) -> tuple[bool, Objective | None]:
+        """Whether the optimum of ``instance`` is settled, and the optimum (``None`` when the
+        instance has no feasible answer): by a bounded-work routine where the task has one, else
+        by the base task's exact solver within ``time_limit`` nominal seconds."""
+        exact = _SMALL_EXACT.get(self.base.name)
+        if exact is not None:
+            optimum = exact(instance)
+            return True, None if optimum < 0 else optimum
+        reference = self.base.solve(instance, exact=True, time_limit=time_limit)
+        return reference.proven_optimal, reference.objective
 
     # --- prompt -------------------------------------------------------------------------------
 
@@ -281,7 +336,8 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
                 "",
                 f"Limits: at most {MAX_ANSWER_CHARS} characters, at most {MAX_NUMBERS} "
                 f"integers in all, every integer between -{MAX_MAGNITUDE} and {MAX_MAGNITUDE}, "
-                f"n or universe_size at most {MAX_SIZE}; exactly {instance.size} {unit}.",
+                f"n or universe_size at most {MAX_SIZE}{_EXTRA_LIMITS.get(name, '')}; "
+                f"exactly {instance.size} {unit}.",
                 "",
                 "Answer format: one JSON object with exactly these fields and integer values, "
                 f"on one line, for example {example} with the dots replaced.",
@@ -318,6 +374,9 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
                 field, 0
             ) > MAX_SIZE:
                 raise AnswerFormatError(f"{field} must be an integer of at most {MAX_SIZE}")
+        over = _over_caps(value)
+        if over:
+            raise AnswerFormatError(over)
         return value
 
     def format_answer(self, solution: Any) -> str:
@@ -398,6 +457,51 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         if score.format_ok and score.feasible:
             return "Valid instance with the property."
         return super().feedback(score)
+
+
+def _over_caps(fields: dict[str, Any]) -> str:
+    """What a MeetingScheduling answer exceeds among the stated caps ("" when nothing; other
+    tasks' caps are checked elsewhere). Reads only list lengths and one integer."""
+    if "meetings" not in fields:
+        return ""
+    rooms, availability, slot = fields.get("rooms"), fields.get("availability"), fields.get("slot")
+    if isinstance(rooms, list) and len(rooms) > MAX_ROOMS:
+        return f"at most {MAX_ROOMS} rooms"
+    if isinstance(availability, list) and len(availability) > MAX_ATTENDEES:
+        return f"at most {MAX_ATTENDEES} attendees"
+    if isinstance(slot, int) and slot < MIN_SLOT:
+        return f"slot must be at least {MIN_SLOT} minutes"
+    return ""
+
+
+_EXTRA_LIMITS = {
+    "MeetingScheduling": f", at most {MAX_ROOMS} rooms, at most {MAX_ATTENDEES} attendees, "
+    f"slot at least {MIN_SLOT}",
+}
+"""Caps the prompt states beyond the common ones."""
+
+
+def _int64(values: Any) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)
+
+
+_SMALL_EXACT: dict[str, Callable[[Any], int]] = {
+    "TSP": lambda i: int(small_exact.tsp_optimum(_int64(i.distances))),
+    "MinBisection": lambda i: int(
+        small_exact.min_bisection_optimum(i.n, _int64(i.edges).reshape(-1, 3))
+    ),
+    "Knapsack": lambda i: int(
+        small_exact.knapsack_optimum(_int64(i.weights), _int64(i.values), i.capacity)
+    ),
+    "SubsetSum": lambda i: int(small_exact.subset_sum_optimum(_int64(i.numbers), i.target)),
+    "HamiltonianCycle": lambda i: len(longest_cycle_dp(i.adjacency)) or -1,
+    "SetCover": lambda i: int(
+        small_exact.set_cover_optimum(
+            i.universe_size, small_exact.subset_bits(i.universe_size, i.subsets)
+        )
+    ),
+}
+"""Bounded-work exact optima (see :mod:`npgym.heuristics.small_exact`), by base task."""
 
 
 def _fields(instance: Instance) -> dict[str, Any]:
