@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,9 +14,10 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 from pydantic import ValidationError
 
-from npgym.config import MAX_DIFFICULTY, TIERS
+from npgym.config import MAX_DIFFICULTY, TIERS, validation_summary
 from npgym.datasets import (
     BENCH_VERSION,
+    MAX_TIME_LIMIT,
     Backend,
     DatasetError,
     DatasetSpec,
@@ -39,8 +42,40 @@ if TYPE_CHECKING:
     from npgym.npbench.agents import Agent
     from npgym.npbench.export import ExportFormat
 
+_TIME_LIMIT = click.FloatRange(min=0.1, max=MAX_TIME_LIMIT)
+"""Work budget of one exact proof, in nominal seconds (at most a day)."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+EXPECTED_ERRORS = (OSError, ValueError, DatasetError, RecursionError)
+"""What a command's work can fail with on bad input or a bad machine (a full disk, a read-only
+folder, a malformed file or value, a dataset that cannot be made): said in one line. Anything
+else is a bug and keeps its traceback."""
+
+
+class _Commands(click.Group):
+    """The command group: an expected error becomes ``npgym: error: ...`` and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EXPECTED_ERRORS as error:
+            raise click.ClickException(_one_line(error)) from error
+
+
+def _one_line(error: BaseException) -> str:
+    """The error's message on one line, naming the file for an OSError."""
+    if isinstance(error, OSError) and error.strerror:
+        where = f": {error.filename}" if error.filename else ""
+        return f"{error.strerror}{where}"
+    if isinstance(error, RecursionError):
+        return "input nested too deeply to read"
+    if isinstance(error, ValidationError):
+        return validation_summary(error)
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 2000 else text[:1997] + "..."
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="npgym")
 def main() -> None:
     """npgym: NP-hard optimisation environments with verifiable rewards."""
@@ -80,7 +115,7 @@ def list_command() -> None:
     show_default=True,
     help="Reference to store: proven optimum, heuristic only, or none.",
 )
-@click.option("--time-limit", type=click.FloatRange(min=0.1), help="Seconds per exact proof.")
+@click.option("--time-limit", type=_TIME_LIMIT, help="Seconds per exact proof.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="JSONL file.")
 def generate(
@@ -124,7 +159,7 @@ def generate(
         ):
             written = write_jsonl((result.record for result in meter.track(rows)), handle)
     except ValidationError as error:
-        raise click.BadParameter(str(error), param_hint="--overrides") from error
+        raise click.BadParameter(validation_summary(error), param_hint="--overrides") from error
     except DatasetError as error:
         raise click.ClickException(str(error)) from error
     if output is not None:
@@ -227,7 +262,7 @@ def bench() -> None:
     default="exact",
     show_default=True,
 )
-@click.option("--time-limit", type=click.FloatRange(min=0.1), help="Seconds per exact proof.")
+@click.option("--time-limit", type=_TIME_LIMIT, help="Seconds per exact proof.")
 @click.option("--workers", type=click.IntRange(min=1), help="Processes (default: all cores).")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
@@ -303,7 +338,9 @@ def bench_build(
             drop_overlap=drop_overlap,
             variants=variants,
         )
-    except (ValidationError, KeyError, DatasetError) as error:
+    except ValidationError as error:
+        raise click.ClickException(validation_summary(error)) from error
+    except (KeyError, DatasetError) as error:
         raise click.ClickException(str(error)) from error
     if summary.already_built:
         click.echo(f"{output} already holds this build, verified: nothing to do", err=True)
@@ -368,9 +405,14 @@ def export_command(
 ) -> None:
     """Export a built DATASET folder as one file for datasets, verl or TRL (checked against
     its manifest first, unless --no-verify)."""
-    from npgym.npbench.build import BuildError, read_dataset, verify_dataset
+    from npgym.npbench.build import BuildError, dataset_files, read_dataset, verify_dataset
     from npgym.npbench.export import export_rows
 
+    if output.resolve() in {path.resolve() for path in dataset_files(dataset)}:
+        raise click.BadParameter(
+            f"{output} is one of the dataset's own files; write the export elsewhere",
+            param_hint="-o",
+        )
     try:
         rows = (
             read_dataset(dataset, verify=False)
@@ -424,7 +466,7 @@ def import_group() -> None:
     "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True)
-@click.option("--time-limit", type=click.FloatRange(min=0.1), help="Seconds per exact proof.")
+@click.option("--time-limit", type=_TIME_LIMIT, help="Seconds per exact proof.")
 def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | None) -> None:
     """Read NP-ENGINE question FILES, certify references, write an npgym dataset folder."""
     from npgym.npbench.importers import NPEngineFormatError, import_np_engine_files
@@ -490,6 +532,11 @@ def import_np_engine(files: tuple[Path, ...], output: Path, time_limit: float | 
 )
 @click.option("--no-verify", is_flag=True, help="Skip checking DATASET against its manifest.")
 @click.option(
+    "--deep",
+    is_flag=True,
+    help="Also solve every reference again and compare (about 14 CPU-s for NP-Bench).",
+)
+@click.option(
     "--reward",
     "reward_preset",
     type=click.Choice(sorted(PRESETS)),
@@ -523,6 +570,7 @@ def eval_command(
     output: Path | None,
     reward_preset: str,
     no_verify: bool,
+    deep: bool,
     compare: tuple[Path, Path] | None,
 ) -> None:
     """Score completions on a built DATASET: Success Rate and Average Ratio per task, category
@@ -532,8 +580,7 @@ def eval_command(
     from npgym.npbench.build import BuildError, load_manifest, read_dataset
 
     if compare:
-        first, second = (json.loads(path.read_text()) for path in compare)
-        click.echo(evaluation.compare(first, second))
+        click.echo(evaluation.compare(*(evaluation.read_report(path) for path in compare)))
         return
     sources = [s for s in (completions, agent, endpoint) if s is not None]
     if dataset is None or len(sources) != 1:
@@ -542,6 +589,7 @@ def eval_command(
         raise click.UsageError("--endpoint needs --model")
     try:
         rows = list(read_dataset(dataset, verify=not no_verify))
+        verification = _certify(dataset, rows, no_verify=no_verify, deep=deep)
         source = str(completions.name if completions else agent or model)
         folder = output or dataset / f"eval-{_slug(source)}"
         if completions is not None:
@@ -583,6 +631,7 @@ def eval_command(
             source=source,
             reward=reward_preset,
             bench_version=load_manifest(dataset).get("bench_version"),
+            verification=verification,
         )
     except (BuildError, RecordError, evaluation.CompletionsError) as error:
         raise click.ClickException(str(error)) from error
@@ -601,14 +650,38 @@ def eval_command(
         )
 
 
+def _certify(dataset: Path, rows: list[Any], *, no_verify: bool, deep: bool) -> str:
+    """Check ``rows`` beyond their manifest (see :mod:`npgym.npbench.certify`); say which checks
+    ran, for the report."""
+    from npgym.npbench import certify
+    from npgym.npbench.build import load_manifest
+
+    if no_verify:
+        return "none (--no-verify)"
+    checks = ["manifest"]
+    regenerated = certify.regenerate(dataset, rows)
+    if regenerated:
+        checks.append(f"{regenerated} instances regenerated from the recorded spec")
+    if deep:
+        time_limit = (load_manifest(dataset).get("spec") or {}).get("time_limit")
+        proven = certify.prove_again(rows, time_limit=time_limit, progress=True)
+        checks.append(f"{proven} references solved again (--deep)")
+    elif not regenerated:
+        checks.append("no seeds to regenerate from: pass --deep to solve the references again")
+    return "; ".join(checks)
+
+
 def _parse_mix(text: str) -> dict[str, float]:
     mix: dict[str, float] = {}
     for part in text.split(","):
         tier, _, weight = part.partition(":")
         try:
-            mix[tier.strip()] = float(weight) if weight else 1.0
+            value = float(weight) if weight else 1.0
         except ValueError as error:
             raise click.BadParameter(f"bad weight in {part!r}", param_hint="--mix") from error
+        if not math.isfinite(value):
+            raise click.BadParameter(f"weight in {part!r} is not finite", param_hint="--mix")
+        mix[tier.strip()] = value
     return mix
 
 
@@ -647,13 +720,22 @@ def _parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
 
 @contextmanager
 def _open_output(path: Path | None) -> Iterator[IO[str]]:
-    """Open ``path`` for writing, or use stdout when it is ``None``."""
+    """Open ``path`` for writing, or use stdout when it is ``None``.
+
+    The text goes to a temporary file beside ``path`` that replaces it only once complete, so a
+    failed write (a full disk, an error halfway) leaves what was there before untouched.
+    """
     if path is None:
         yield sys.stdout
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        yield handle
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            yield handle
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 @main.command("serve")

@@ -29,6 +29,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationError,
     model_serializer,
     model_validator,
 )
@@ -255,3 +256,12 @@ def _clamp(value: float, constraints: list[Any]) -> Any:
             high = cast(float, constraint.lt)
             value = min(value, high - 1 if integral else math.nextafter(high, -math.inf))
     return value
+
+
+def validation_summary(error: ValidationError) -> str:
+    """A pydantic validation error on one line: each failing field and why, e.g. ``count:
+    Input should be less than or equal to 100000`` (for command-line messages)."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or 'value'}: {item['msg']}"
+        for item in error.errors()
+    )

@@ -66,6 +66,15 @@ DEFAULT_TRAINING_MIX = {"easy": 5.0, "medium": 4.0, "hard": 1.0}
 """The published best training mix."""
 
 
+MAX_COUNT = 100_000
+"""Most instances per task in one dataset spec: a hundred times NP-Bench, and a plan of at most
+a few million ids for the ten tasks (a larger count is refused before any plan is made)."""
+MAX_TIME_LIMIT = 86_400.0
+"""Longest work budget of one reference, in nominal seconds (a day)."""
+MAX_MIX_WEIGHT = 1e6
+"""Largest tier weight of a mix (weights are relative: 1e6 to 1 is already all one tier)."""
+
+
 class DatasetError(RuntimeError):
     """A dataset that cannot be made: a tier too small for the count, a bad backend..."""
 
@@ -84,7 +93,11 @@ class DatasetSpec(BaseModel):
     split: Split = "bench"
     tasks: tuple[str, ...] = Field(default_factory=lambda: tuple(list_tasks()))
     count: int | None = Field(
-        BENCH_SIZE, ge=1, validation_alias=AliasChoices("count", "n"), description="per task"
+        BENCH_SIZE,
+        ge=1,
+        le=MAX_COUNT,
+        validation_alias=AliasChoices("count", "n"),
+        description="per task",
     )
     mix: dict[str, float] | None = None
     difficulty: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
@@ -92,7 +105,7 @@ class DatasetSpec(BaseModel):
     overrides: dict[str, Any] | None = None
     seed: int = Field(0, ge=0)
     reference: ReferenceMode = "exact"
-    time_limit: float | None = Field(None, gt=0, allow_inf_nan=False)
+    time_limit: float | None = Field(None, gt=0, le=MAX_TIME_LIMIT, allow_inf_nan=False)
     bench_version: int = Field(
         BENCH_VERSION, ge=1, le=BENCH_VERSION, description="NP-Bench version whose generators draw"
     )
@@ -135,8 +148,12 @@ class DatasetSpec(BaseModel):
             return None
         if not mix or any(tier not in TIERS for tier in mix):
             raise ValueError(f"mix must name tiers among {', '.join(TIERS)}")
-        if any(not weight >= 0 for weight in mix.values()) or not sum(mix.values()) > 0:
-            raise ValueError("mix weights must be non-negative with a positive sum")
+        if any(not 0 <= weight <= MAX_MIX_WEIGHT for weight in mix.values()) or not (
+            sum(mix.values()) > 0
+        ):
+            raise ValueError(
+                f"mix weights must be numbers in 0..{MAX_MIX_WEIGHT:g} with a positive sum"
+            )
         return {tier: float(mix[tier]) for tier in TIERS if tier in mix}
 
     @field_validator("curriculum")
@@ -310,6 +327,12 @@ def draw(spec: DatasetSpec, forbidden: Mapping[str, str] | None = None) -> list[
     """
     blocked = forbidden_fingerprints(spec) if forbidden is None else forbidden
     return [item for item, _ in _distinct(spec, plan(spec), blocked)]
+
+
+def drawn(spec: DatasetSpec, forbidden: Mapping[str, str]) -> Iterator[tuple[WorkItem, Instance]]:
+    """The items of :func:`draw` with their instances, generated again (what a check of a
+    built dataset compares its rows with)."""
+    return _distinct(spec, plan(spec), forbidden)
 
 
 def _distinct(

@@ -31,12 +31,15 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypedDict, cast
 
+from pydantic import ValidationError
 from typing_extensions import Required
 
+from npgym.config import validation_summary
 from npgym.datasets import (
     BENCH_SIZE,
     BENCH_TIER,
@@ -67,6 +70,8 @@ from npgym.version import __version__
 
 MANIFEST = "manifest.json"
 JOURNAL = ".journal"
+LOCK = ".lock"
+"""The build lock of a dataset folder (see :func:`build`): held while a build writes there."""
 __all__ = [
     "BENCH_SIZE",
     "BENCH_TIER",
@@ -173,6 +178,58 @@ def build(
     if variants < 0:
         raise BuildError(f"variants must be at least 0, got {variants}")
     out = Path(out_dir)
+    with _locked(out):
+        return _build(
+            spec, out, workers, backend, ray_address, exclude, drop_overlap, progress, variants
+        )
+
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold ``out``'s build lock (the file :data:`LOCK`, removed when the build ends) while the
+    block runs; a second build into the same folder is refused at once, naming the first one's
+    process. A lock file left by a killed build holds no lock and is taken over."""
+    import fcntl
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # A build that just finished may have removed the file we opened: then its
+            # successor's new file is the lock, and we hold a stale one.
+            current = os.stat(path).st_ino if path.exists() else None
+            if current != os.fstat(handle.fileno()).st_ino:
+                raise BlockingIOError
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise BuildError(
+                f"another build is writing to {out} (pid {holder}); wait for it to finish, "
+                "or build into another folder"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)  # still ours: unlinked before the lock is let go
+
+
+def _build(
+    spec: BuildSpec,
+    out: Path,
+    workers: int | None,
+    backend: Backend,
+    ray_address: str | None,
+    exclude: Iterable[str | Path],
+    drop_overlap: bool,
+    progress: bool | None,
+    variants: int,
+) -> BuildSummary:
+    """:func:`build`'s work, under the folder's lock."""
     started = time.perf_counter()
     if (out / MANIFEST).exists() and not (out / JOURNAL).exists():
         return _finished(spec, out, variants, started)
@@ -352,13 +409,36 @@ class _Journal:
         self.folder.rmdir()
 
 
+def dataset_files(folder: str | Path) -> list[Path]:
+    """The files of a dataset folder that npgym writes or reads: the manifest, the task files it
+    lists, the build journal and lock (what an export must never overwrite)."""
+    root = Path(folder)
+    files = [root / MANIFEST, root / JOURNAL, root / LOCK]
+    try:
+        entries = load_manifest(root).get("tasks") or {}
+    except BuildError:
+        return files
+    if isinstance(entries, dict):
+        files += [
+            root / str(entry.get("file", ""))
+            for entry in entries.values()
+            if isinstance(entry, dict)
+        ]
+    return files
+
+
 def load_manifest(folder: str | Path) -> Manifest:
     """The manifest of a built dataset folder."""
     path = Path(folder) / MANIFEST
     if not path.exists():
         raise BuildError(f"{folder} has no {MANIFEST}: not a finished npgym build")
-    manifest: Manifest = json.loads(path.read_text())
-    return manifest
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as error:  # bad JSON or bad UTF-8
+        raise IntegrityError(f"{path}: not a valid manifest ({error})") from None
+    if not isinstance(manifest, dict):
+        raise IntegrityError(f"{path}: not a valid manifest (not a JSON object)")
+    return cast(Manifest, manifest)
 
 
 def check_overlap(
@@ -601,9 +681,9 @@ def _check_planned_ids(root: Path, manifest: Manifest, rows: list[Row]) -> None:
         return
     try:
         spec = BuildSpec.model_validate(recorded)
-    except ValueError as error:
+    except ValidationError as error:
         raise IntegrityError(
-            f"{root / MANIFEST}: the recorded spec is not valid: {error}"
+            f"{root / MANIFEST}: the recorded spec is not valid: {validation_summary(error)}"
         ) from error
     dropped = set(manifest.get("dropped", []))
     variants = manifest.get("variants", 0)

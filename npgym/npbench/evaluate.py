@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypedDict, get_args
+from typing import Any, TypedDict, cast, get_args
 
 from npgym.config import TIERS
 from npgym.progress import Progress
@@ -343,6 +343,8 @@ class Report(TypedDict):
     source: str
     bench_version: int | None
     """The NP-Bench version of the dataset (its manifest's), ``None`` when it is not a build."""
+    verification: str
+    """Which checks of the dataset ran before scoring (manifest, regeneration, --deep)."""
     averaging: str
     """The averaging rule of every rate (:data:`AVERAGING`)."""
     samples_per_instance: int
@@ -362,13 +364,15 @@ def evaluate(
     source: str = "",
     reward: RewardSpec = None,
     bench_version: int | None = None,
+    verification: str = "",
 ) -> Report:
     """Score every completion of every row and aggregate; returns the report.
 
     Success Rate, Average Ratio and the other verdict metrics always use the ``"np-engine"``
     reward (NP-Bench's definition); ``reward`` (a preset name or config) sets the mean reward.
     ``bench_version`` is recorded in the report, so that scores on different NP-Bench versions
-    are never compared unknowingly.
+    are never compared unknowingly; so is ``verification``, which checks of the dataset ran
+    (see :mod:`npgym.npbench.certify`).
 
     Instances without completions are not scored: they are counted as ``missing`` (per task,
     category, tier and overall) and listed in the report's ``problems``, as are ids that match
@@ -399,6 +403,7 @@ def evaluate(
         "npgym_version": __version__,
         "source": source,
         "bench_version": bench_version,
+        "verification": verification,
         "averaging": AVERAGING,
         "samples_per_instance": scored.samples,
         "tasks": tasks,
@@ -453,6 +458,7 @@ def markdown(report: Report) -> str:
         f"# NP-Bench evaluation: {report['source']}",
         "",
         _version_line(report.get("bench_version")),
+        f"Dataset checks: {report.get('verification') or 'not recorded'}.",
         f"{report['samples_per_instance']} sample(s) per instance. Averaging: "
         f"{report.get('averaging', 'all samples pooled (a report from before schema 2)')}.",
         "",
@@ -523,6 +529,33 @@ def write_report(
     return paths
 
 
+def read_report(path: Path) -> Report:
+    """A ``report.json`` written by :func:`write_report`; ``ValueError`` naming the file when it
+    is not one (bad JSON, or without the tables :func:`compare` reads)."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as error:
+        raise ValueError(f"{path}: not a report.json ({error})") from None
+    tables_ok = (
+        isinstance(report, dict)
+        and isinstance(report.get("source"), str)
+        and isinstance(report.get("tasks"), dict)
+        and isinstance(report.get("overall"), dict)
+        and all(
+            isinstance(table, dict)
+            and all(isinstance(table.get(key), (int, float)) for key in _COMPARED)
+            for table in (*report["tasks"].values(), report["overall"])
+        )
+    )
+    if not tables_ok:
+        raise ValueError(f"{path}: not a report.json (no tasks and overall tables to compare)")
+    return cast(Report, report)
+
+
+_COMPARED = ("success_rate", "average_ratio")
+"""The figures :func:`compare` puts side by side."""
+
+
 def compare(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
     """Two reports side by side (markdown): Success Rate and Average Ratio with differences.
 
@@ -545,7 +578,7 @@ def compare(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
     ]
     for name, a, b in rows:
         cells = [name]
-        for key in ("success_rate", "average_ratio"):
+        for key in _COMPARED:
             left = a[key] if a else None
             right = b[key] if b else None
             delta = f"{right - left:+.3f}" if left is not None and right is not None else "-"
