@@ -16,7 +16,9 @@ entry point and per kind of env id:
 - non-finite rewards;
 - the worst CPU seconds of one call, against the documented bounds (docs/contract.md, "Limits":
   :data:`CPU_BOUND_S`);
-- the growth of this process's RSS from the end of the warm-up to the end (and of each server's).
+- the growth of this process's RSS from the end of the warm-up (every entry point and every
+  valid answer shape on every id) to the end of the scoring calls, of the curriculum env's over
+  its episodes after the first tenth, and of each server's after its first tenth of steps.
 
 A bad reference (NaN, infinite, not a number) must be refused with ``ValueError``: that counts as
 "refused"; anything else it does is a failure. The goals: no exception, no non-finite reward,
@@ -360,11 +362,17 @@ def one_call(target: Target, entry: str, hostile: Hostile, tally: Tally) -> None
         tally.note(f"non-finite reward {rewards}: {case}")
 
 
-def curriculum_episodes(count: int, hostile: Hostile, tally: Tally) -> None:
-    """``count`` episodes of ``npgym/Curriculum`` (each reset draws and solves an instance)."""
+def curriculum_episodes(count: int, hostile: Hostile, tally: Tally) -> float:
+    """``count`` episodes of ``npgym/Curriculum`` (each reset draws and solves an instance);
+    returns the RSS growth in MB after the first tenth (a warm-up: its first draws of each task
+    compile their solvers)."""
     env = gym.make(CURRICULUM_ID)
     env.reset(seed=0)
+    warm_up = max(1, count // 10)
+    start_mb = rss_mb()
     for episode in range(count):
+        if episode == warm_up:
+            start_mb = rss_mb()
         env.reset(seed=episode)
         text = hostile.chars(int(hostile.rng.integers(0, 200))) + " Answer: [0, 1]"
         result, cpu_s, error = cpu_call(lambda: env.step(text)[1])  # noqa: B023
@@ -374,6 +382,7 @@ def curriculum_episodes(count: int, hostile: Hostile, tally: Tally) -> None:
             tally.note(f"{type(error).__name__}: {error}")
         elif not finite(result):
             tally.non_finite += 1
+    return rss_mb() - start_mb
 
 
 def free_port() -> int:
@@ -475,6 +484,8 @@ def run(
         for entry in SHARES:
             for _ in range(3):
                 one_call(target, entry, hostile, Tally())
+        for instance in target.instances:  # and every valid answer shape (their kernels compile)
+            target.task.score_many(instance, target.shapes)
     start_mb = rss_mb()
     started = time.perf_counter()
     entries = list(SHARES)
@@ -483,10 +494,10 @@ def run(
     for choice, pick in zip(choices.tolist(), picks.tolist(), strict=True):
         target, entry = targets[pick], entries[choice]
         one_call(target, entry, hostile, tallies.setdefault((entry, target.kind), Tally()))
+    growth = {"in-process": rss_mb() - start_mb}
     if curriculum:
         tally = tallies.setdefault(("step", "Curriculum"), Tally())
-        curriculum_episodes(curriculum, hostile, tally)
-    growth = {"in-process": rss_mb() - start_mb}
+        growth[CURRICULUM_ID] = curriculum_episodes(curriculum, hostile, tally)
     server_ids = SERVER_IDS if server_steps else ()
     try:
         import npgym.integrations.openenv  # noqa: F401
