@@ -23,10 +23,10 @@ import numpy as np
 
 import npgym
 from npgym.families import family_env_names
-from npgym.families.variants import variant
 from npgym.instance import Instance
 from npgym.results import Reference
 from npgym.task import Task
+from npgym.variants import variant
 
 
 def _score_time(task: Task, instance: Instance, text: str, reference: Reference | None) -> float:

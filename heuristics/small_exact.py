@@ -98,7 +98,9 @@ def min_bisection_optimum(n: int, edges: np.ndarray) -> int:
 
 @njit
 def knapsack_optimum(weights: np.ndarray, values: np.ndarray, capacity: int) -> int:
-    """Largest value of items of total weight at most ``capacity`` (weights positive)."""
+    """Largest value of items of total weight at most ``capacity`` (weights positive): the
+    value alone, in ``capacity + 1`` integers (:func:`npgym.heuristics.knapsack.dp_knapsack`
+    also keeps an ``n x capacity`` table, to recover a selection)."""
     best = np.zeros(capacity + 1, dtype=np.int64)
     for item in range(weights.shape[0]):
         weight, value = weights[item], values[item]

@@ -11,11 +11,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from npgym.capabilities import has_capability
 from npgym.config import overrides_or_config
 from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
 from npgym.registry import get_task
-from npgym.render import DRAWERS
 from npgym.reward import RewardConfig, resolve_reward
 from npgym.task import Task
 
@@ -100,7 +100,7 @@ class NPGymEnv(gym.Env[str, str]):
         self.repair = RepairConfig(
             max_attempts=max_attempts, policy=reward_policy, discount=discount
         )
-        if self.task.name not in DRAWERS:  # a family or plug-in task without a picture
+        if not has_capability(self.task, "drawer"):  # a task without a picture
             self.metadata = {**self.metadata, "render_modes": ["ansi"]}
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"unsupported render_mode {render_mode!r}")

@@ -12,7 +12,6 @@ window), so ``import npgym`` and ``gym.make`` without a ``render_mode`` never lo
 
 from __future__ import annotations
 
-import importlib
 import math
 import textwrap
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from npgym.answer import AnswerFormatError
+from npgym.capabilities import capability
 from npgym.instance import Instance
 from npgym.results import Reference, Score, Verdict
 
@@ -29,20 +29,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from npgym.task import Task
-
-DRAWERS: dict[str, str] = {
-    "TSP": "npgym.tasks.tsp.render:draw",
-    "MaxClique": "npgym.tasks.max_clique.render:draw",
-    "MaxIndependentSet": "npgym.tasks.max_independent_set.render:draw",
-    "GraphColoring": "npgym.tasks.graph_coloring.render:draw",
-    "MeetingScheduling": "npgym.tasks.meeting_scheduling.render:draw",
-    "HamiltonianCycle": "npgym.tasks.hamiltonian_cycle.render:draw",
-    "SubsetSum": "npgym.tasks.subset_sum.render:draw",
-    "SetCover": "npgym.tasks.set_cover.render:draw",
-    "Knapsack": "npgym.tasks.knapsack.render:draw",
-    "MinBisection": "npgym.tasks.min_bisection.render:draw",
-}
-"""Task name -> ``module:function(fig, instance, solution, partial)`` that draws it."""
 
 MISTAKE = "#d62728"
 GOOD = "#2ca02c"
@@ -144,8 +130,7 @@ def _render(
 
     figure = Figure(figsize=FIGURE_SIZE, dpi=DPI)
     canvas = FigureCanvasAgg(figure)
-    module_name, function_name = DRAWERS[task.name].split(":")
-    getattr(importlib.import_module(module_name), function_name)(figure, instance, shaped, partial)
+    capability(task, "drawer")(figure, instance, shaped, partial)
     where = ", ".join(
         part
         for part in (

@@ -26,7 +26,6 @@ built answer) and ``info["reason"]`` says why; ``invalid_action="raise"`` raises
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
@@ -39,22 +38,8 @@ from pydantic import BaseModel
 from npgym.config import overrides_or_config
 from npgym.env import given_instance
 from npgym.instance import Instance
-from npgym.reward import RewardConfig
+from npgym.reward import RewardSpec, resolve_reward
 from npgym.task import Task
-
-EPISODES: dict[str, str] = {
-    "TSP": "npgym.tasks.tsp.structured:TSPEpisode",
-    "MaxClique": "npgym.tasks.max_clique.structured:MaxCliqueEpisode",
-    "MaxIndependentSet": "npgym.tasks.max_independent_set.structured:MaxIndependentSetEpisode",
-    "GraphColoring": "npgym.tasks.graph_coloring.structured:GraphColoringEpisode",
-    "MeetingScheduling": "npgym.tasks.meeting_scheduling.structured:MeetingSchedulingEpisode",
-    "HamiltonianCycle": "npgym.tasks.hamiltonian_cycle.structured:HamiltonianCycleEpisode",
-    "SubsetSum": "npgym.tasks.subset_sum.structured:SubsetSumEpisode",
-    "SetCover": "npgym.tasks.set_cover.structured:SetCoverEpisode",
-    "Knapsack": "npgym.tasks.knapsack.structured:KnapsackEpisode",
-    "MinBisection": "npgym.tasks.min_bisection.structured:MinBisectionEpisode",
-}
-"""Task name -> ``module:Class`` of its :class:`Episode`."""
 
 InvalidActionPolicy = Literal["penalty", "raise"]
 
@@ -148,10 +133,15 @@ class Episode(ABC):
         """A legal move of a simple constructive heuristic (a baseline and a test policy)."""
 
 
-def episode_type(task_name: str) -> type[Episode]:
-    """The :class:`Episode` class of a task."""
-    module_name, class_name = EPISODES[task_name].split(":")
-    return getattr(importlib.import_module(module_name), class_name)
+def episode_type(task: str | Task[Any, Any]) -> type[Episode]:
+    """The :class:`Episode` class a task declares (its ``episode`` capability); a task without
+    one raises :class:`npgym.capabilities.MissingCapabilityError`."""
+    from npgym.capabilities import capability
+    from npgym.registry import get_task
+
+    resolved = get_task(task) if isinstance(task, str) else task
+    episode: type[Episode] = capability(resolved, "episode")
+    return episode
 
 
 class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
@@ -172,7 +162,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         *,
         difficulty: float | None = None,
         overrides: Mapping[str, Any] | None = None,
-        reward: RewardConfig | Mapping[str, float] | None = None,
+        reward: RewardSpec | Mapping[str, float] = None,
         exact_reference: bool = True,
         reference_time_limit: float | None = None,
         shaping: float = 0.0,
@@ -189,11 +179,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         overrides = overrides_or_config(overrides, config, "StructuredEnv")
         self.overrides = dict(overrides) if overrides else None
         resolved = self.task.config(self.tier, difficulty, self.overrides)
-        self.reward_config = (
-            reward
-            if isinstance(reward, RewardConfig)
-            else RewardConfig.model_validate(reward or {})
-        )
+        self.reward_config = resolve_reward(dict(reward) if isinstance(reward, Mapping) else reward)
         self.exact_reference = exact_reference
         self.reference_time_limit = check_reference_time_limit(reference_time_limit)
         if not np.isfinite(shaping) or shaping < 0:
@@ -205,7 +191,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"unsupported render_mode {render_mode!r}")
         self.render_mode = render_mode
-        self.episode_class = episode_type(self.task.name)
+        self.episode_class = episode_type(self.task)
         self.limits = self.episode_class.limits_for(resolved)
         self.action_count = self.episode_class.action_count(self.limits)
         self.observation_space = spaces.Dict(  # type: ignore[assignment]

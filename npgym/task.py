@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections import Counter, OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
@@ -106,6 +106,14 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     """What the objective measures, for feedback text ("tour length", "clique size")."""
     instance_type: ClassVar[type[Instance]]
     tiers: ClassVar[Mapping[str, GeneratorConfig]]
+
+    # --- optional capabilities (npgym.capabilities): the object, or "module:attribute" -------
+    episode: ClassVar[type | str | None] = None
+    """Its structured-mode :class:`npgym.structured.Episode` subclass (``mode="structured"``)."""
+    drawer: ClassVar[Callable[..., Any] | str | None] = None
+    """``draw(fig, instance, solution, partial)``: its picture (``rgb_array``, ``npgym show``)."""
+    variant_maker: ClassVar[Callable[..., Any] | str | None] = None
+    """``(instance, rng) -> Variant``: a variant with the same optima (``npgym.variants``)."""
 
     # --- generation --------------------------------------------------------------------------
 

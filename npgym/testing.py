@@ -437,6 +437,60 @@ def _mutate(solution: Any, rng: np.random.Generator) -> Any:
     return items
 
 
+def check_capabilities(task: Task[Any, Any], tier: str) -> None:
+    """Every optional capability the task declares resolves and does its job (see
+    :mod:`npgym.capabilities`): a structured episode played greedily to its end gives a feasible
+    answer scored as the text env scores it, with observations inside their spaces; the drawer
+    returns an ``(H, W, 3)`` uint8 picture for the reference and for no answer; a variant's
+    reference maps back to a feasible answer of the original with the matching objective."""
+    from npgym.capabilities import capability, has_capability
+
+    instance = task.generate(GOLDEN_SEEDS[0], tier=tier)
+    reference = task.reference(instance)
+    if has_capability(task, "episode"):
+        _check_episode(task, tier)
+    if has_capability(task, "drawer"):
+        from npgym.render import draw
+
+        for solution in (reference.solution, None):
+            picture = draw(task, instance, solution)
+            _expect(
+                picture.ndim == 3 and picture.shape[2] == 3 and picture.dtype == np.uint8,
+                f"the drawer gave a {picture.dtype} array of shape {picture.shape}",
+            )
+    if has_capability(task, "variant_maker"):
+        capability(task, "variant_maker")
+        from npgym.variants import variant
+
+        made = variant(instance, 0)
+        solved = task.reference(made.instance)
+        verdict = task.verify(instance, made.to_original(solved.solution))
+        _expect(verdict.feasible, f"a variant's reference maps back infeasible: {verdict.reason}")
+        _expect(
+            verdict.objective == made.objective_to_original(solved.objective),
+            f"a variant's reference maps back to objective {verdict.objective}, not "
+            f"{made.objective_to_original(solved.objective)}",
+        )
+
+
+def _check_episode(task: Task[Any, Any], tier: str) -> None:
+    """A greedy structured episode to its end (see :func:`check_capabilities`)."""
+    from npgym.structured import StructuredEnv
+
+    env = StructuredEnv(task, tier)
+    observation, _ = env.reset(seed=GOLDEN_SEEDS[0])
+    info: dict[str, Any] = {}
+    for _ in range(100_000):
+        _expect(env.observation_space.contains(observation), "an observation is outside its space")
+        assert env.episode is not None
+        observation, _, terminated, _, info = env.step(env.episode.greedy_action())
+        if terminated:
+            break
+    _expect(bool(info.get("feasible")), f"the greedy episode ends infeasible: {info.get('reason')}")
+    expected = task.score(env.episode.instance, info["answer"], env.reference)  # type: ignore[union-attr]
+    _expect(info["reward"] == expected.reward, "the episode's score is not the text env's")
+
+
 def _short(value: Any) -> str:
     text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
     return text if len(text) <= 120 else text[:117] + "..."
@@ -450,6 +504,7 @@ TIER_CHECKS: tuple[Callable[[Task[Any, Any], str], None], ...] = (
     check_env_reset_matches_generate,
     check_verifier_twin,
     check_fused_kernel,
+    check_capabilities,
 )
 """Checks run once per tier."""
 TASK_CHECKS: tuple[Callable[[Task[Any, Any]], None], ...] = (

@@ -73,6 +73,11 @@ def test_fused_kernel_scores_like_the_parser(task_name: str, tier: str) -> None:
     testing.check_fused_kernel(npgym.get_task(task_name), tier)
 
 
+@pytest.mark.parametrize(("task_name", "tier"), CASES)
+def test_declared_capabilities_work(task_name: str, tier: str) -> None:
+    testing.check_capabilities(npgym.get_task(task_name), tier)
+
+
 @pytest.mark.parametrize("task_name", TASK_NAMES)
 def test_prompt_is_ascii_and_ends_with_the_answer_instruction(task_name: str) -> None:
     testing.check_prompt(npgym.get_task(task_name))

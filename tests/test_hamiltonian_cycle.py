@@ -241,7 +241,7 @@ def test_a_separator_that_proves_nothing_falls_back_to_search() -> None:
 
 
 def test_a_relabelled_variant_keeps_its_certificate() -> None:
-    from npgym.families.variants import variant
+    from npgym.variants import variant
 
     instance = TASK.generate(3, tier="benchmark", overrides={"hamiltonian_share": 0.0})
     relabelled = variant(instance, 7).instance

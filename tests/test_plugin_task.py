@@ -162,3 +162,77 @@ def test_golden_file_shows_a_diff_and_checks_the_pinned_answer(
     path.write_text(text.replace(f"objective: {objective}", "objective: 999", 1))
     with pytest.raises(testing.ContractError, match="pinned objective 999"):
         testing.check_golden(task, "easy", path)
+
+
+def test_the_plugin_plays_structured_mode_and_draws(maxcut: type) -> None:
+    """The MaxCut plug-in declares a structured episode and a drawer: it gets both modes, as the
+    built-in tasks do."""
+    npgym.register_task(maxcut)
+    task = npgym.get_task("MaxCut")
+    env = gym.make("npgym/MaxCut-easy", mode="structured")
+    observation, _ = env.reset(seed=1)
+    terminated, steps, info = False, 0, {}
+    while not terminated:
+        assert env.observation_space.contains(observation)
+        action = env.unwrapped.episode.greedy_action()
+        observation, _, terminated, _, info = env.step(action)
+        steps += 1
+    instance = env.unwrapped.episode.instance
+    assert steps == instance.n and info["feasible"]
+    assert info["reward"] == task.score(instance, info["answer"]).reward
+    text_env = gym.make("npgym/MaxCut-easy", render_mode="rgb_array")
+    text_env.reset(seed=1)
+    picture = text_env.render()
+    assert picture.ndim == 3 and picture.shape[2] == 3 and picture.dtype == np.uint8
+
+
+def test_a_mode_the_plugin_does_not_declare_is_refused_clearly(maxcut: type) -> None:
+    from npgym.capabilities import MissingCapabilityError
+    from npgym.variants import variant
+
+    npgym.register_task(maxcut)
+    instance = npgym.get_task("MaxCut").generate(0, tier="easy")
+    with pytest.raises(MissingCapabilityError, match=r"'MaxCut' declares no variant_maker"):
+        variant(instance, 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "declaration", "message"),
+    [
+        ("episode", "npgym_maxcut.structured:Missing", "does not resolve"),
+        ("episode", "no colon", "is not 'module:attribute'"),
+        ("episode", int, "Episode subclass"),
+        ("drawer", 42, "must be callable"),
+        ("variant_maker", "no_such_module:make", "does not resolve"),
+    ],
+)
+def test_a_malformed_declaration_is_named(
+    maxcut: type, name: str, declaration: Any, message: str
+) -> None:
+    """A capability declared wrongly is refused on first use, naming the task and the
+    capability, and check_task reports it."""
+    from npgym.capabilities import MalformedCapabilityError, capability
+
+    broken = type("BrokenMaxCut", (maxcut,), {name: declaration})
+    with pytest.raises(MalformedCapabilityError, match=message):
+        capability(broken(), name)
+    npgym.register_task(maxcut)
+    with pytest.raises(testing.ContractError, match="check_capabilities"):
+        testing.check_task(broken, tiers=("easy",))
+
+
+def test_every_built_in_task_declares_its_three_capabilities() -> None:
+    from npgym.capabilities import CAPABILITIES, capability
+
+    for name in npgym.list_tasks():
+        for capability_name in CAPABILITIES:
+            assert capability(npgym.get_task(name), capability_name) is not None
+
+
+def test_structured_mode_takes_the_reward_presets() -> None:
+    """The issue's bug: mode='structured' refused reward='strict' (a validation error)."""
+    env = gym.make("npgym/TSP-easy", mode="structured", reward="strict")
+    env.reset(seed=0)
+    assert env.unwrapped.reward_config == npgym.reward.PRESETS["strict"]
+    with pytest.raises(ValueError, match="unknown reward preset"):
+        gym.make("npgym/TSP-easy", mode="structured", reward="nope")

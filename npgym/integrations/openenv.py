@@ -49,6 +49,7 @@ from npgym.datasets import warm_up
 from npgym.env import MAX_TEXT_CHARS
 from npgym.instance import Instance
 from npgym.integrations.serving import (
+    CLOSE_SEND_TIMEOUT_S,
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_MESSAGE_TIMEOUT_S,
@@ -67,8 +68,6 @@ IDLE_CLOSE_CODE = 1001
 """WebSocket close code of a session closed for idleness ("going away")."""
 MESSAGE_TIMEOUT_CLOSE_CODE = 1011
 """WebSocket close code of a session whose message took too long ("internal error")."""
-CLOSE_SEND_TIMEOUT_S = 5.0
-"""Seconds the server spends telling a timed-out client why before it drops the connection."""
 
 ASGIMessage = MutableMapping[str, Any]
 ASGIReceive = Callable[[], Awaitable[ASGIMessage]]

@@ -40,6 +40,8 @@ DEFAULT_IDLE_TIMEOUT_S = 300.0
 DEFAULT_MESSAGE_TIMEOUT_S = 300.0
 """Seconds the server may take to answer one message, a reset's wait for a worker included,
 before it closes the session with an error (``--message-timeout``)."""
+CLOSE_SEND_TIMEOUT_S = 5.0
+"""Seconds the server spends telling a timed-out client why before it drops the connection."""
 MAX_TIMEOUT_S = 86_400.0
 """Longest idle or message timeout a server accepts (one day)."""
 MAX_WORKERS = 64

@@ -126,6 +126,9 @@ class MaxCutTask(Task[MaxCutInstance, MaxCutConfig]):
     objective_name = "cut size"
     instance_type = MaxCutInstance
     tiers: ClassVar[dict[str, MaxCutConfig]] = TIERS
+    # Optional capabilities (npgym.capabilities): structured mode and pictures; no variants.
+    episode = "npgym_maxcut.structured:MaxCutEpisode"
+    drawer = "npgym_maxcut.render:draw"
 
     def build(self, rng: np.random.Generator, config: MaxCutConfig) -> dict[str, Any]:
         n = int(rng.integers(config.n_min, config.n_max + 1))

@@ -44,6 +44,9 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
     objective_name = "number of colours"
     instance_type = GraphColoringInstance
     tiers: ClassVar[dict[str, generator.GraphColoringConfig]] = generator.TIERS
+    episode = "npgym.tasks.graph_coloring.structured:GraphColoringEpisode"
+    drawer = "npgym.tasks.graph_coloring.render:draw"
+    variant_maker = "npgym.tasks.graph_coloring.variants:make_variant"
 
     def build(
         self, rng: np.random.Generator, config: generator.GraphColoringConfig

@@ -46,6 +46,9 @@ class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianC
     objective_name = "cycle length (vertices)"
     instance_type = HamiltonianCycleInstance
     tiers: ClassVar[dict[str, generator.HamiltonianCycleConfig]] = generator.TIERS
+    episode = "npgym.tasks.hamiltonian_cycle.structured:HamiltonianCycleEpisode"
+    drawer = "npgym.tasks.hamiltonian_cycle.render:draw"
+    variant_maker = "npgym.tasks.hamiltonian_cycle.variants:make_variant"
 
     def build(
         self, rng: np.random.Generator, config: generator.HamiltonianCycleConfig

@@ -37,6 +37,9 @@ class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
     objective_name = "total value"
     instance_type = KnapsackInstance
     tiers: ClassVar[dict[str, generator.KnapsackConfig]] = generator.TIERS
+    episode = "npgym.tasks.knapsack.structured:KnapsackEpisode"
+    drawer = "npgym.tasks.knapsack.render:draw"
+    variant_maker = "npgym.tasks.knapsack.variants:make_variant"
 
     def build(self, rng: np.random.Generator, config: generator.KnapsackConfig) -> dict[str, Any]:
         return generator.build(rng, config)

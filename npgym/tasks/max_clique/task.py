@@ -42,6 +42,9 @@ class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
     objective_name = "clique size"
     instance_type = MaxCliqueInstance
     tiers: ClassVar[dict[str, generator.MaxCliqueConfig]] = generator.TIERS
+    episode = "npgym.tasks.max_clique.structured:MaxCliqueEpisode"
+    drawer = "npgym.tasks.max_clique.render:draw"
+    variant_maker = "npgym.tasks.max_clique.variants:make_variant"
 
     def build(self, rng: np.random.Generator, config: generator.MaxCliqueConfig) -> dict[str, Any]:
         return generator.build(rng, config)

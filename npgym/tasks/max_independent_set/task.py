@@ -43,6 +43,9 @@ class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndepen
     objective_name = "independent set size"
     instance_type = MaxIndependentSetInstance
     tiers: ClassVar[dict[str, generator.MaxIndependentSetConfig]] = generator.TIERS
+    episode = "npgym.tasks.max_independent_set.structured:MaxIndependentSetEpisode"
+    drawer = "npgym.tasks.max_independent_set.render:draw"
+    variant_maker = "npgym.tasks.max_independent_set.variants:make_variant"
 
     def build(
         self, rng: np.random.Generator, config: generator.MaxIndependentSetConfig

@@ -50,6 +50,9 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
     objective_name = "attendee participations"
     instance_type = MeetingSchedulingInstance
     tiers: ClassVar[dict[str, generator.MeetingSchedulingConfig]] = generator.TIERS
+    episode = "npgym.tasks.meeting_scheduling.structured:MeetingSchedulingEpisode"
+    drawer = "npgym.tasks.meeting_scheduling.render:draw"
+    variant_maker = "npgym.tasks.meeting_scheduling.variants:make_variant"
 
     def build(
         self, rng: np.random.Generator, config: generator.MeetingSchedulingConfig

@@ -41,6 +41,9 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
     objective_name = "cut weight"
     instance_type = MinBisectionInstance
     tiers: ClassVar[dict[str, generator.MinBisectionConfig]] = generator.TIERS
+    episode = "npgym.tasks.min_bisection.structured:MinBisectionEpisode"
+    drawer = "npgym.tasks.min_bisection.render:draw"
+    variant_maker = "npgym.tasks.min_bisection.variants:make_variant"
 
     def build(
         self, rng: np.random.Generator, config: generator.MinBisectionConfig

@@ -46,6 +46,9 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
     objective_name = "number of subsets"
     instance_type = SetCoverInstance
     tiers: ClassVar[dict[str, generator.SetCoverConfig]] = generator.TIERS
+    episode = "npgym.tasks.set_cover.structured:SetCoverEpisode"
+    drawer = "npgym.tasks.set_cover.render:draw"
+    variant_maker = "npgym.tasks.set_cover.variants:make_variant"
 
     def build(self, rng: np.random.Generator, config: generator.SetCoverConfig) -> dict[str, Any]:
         return generator.build(rng, config)

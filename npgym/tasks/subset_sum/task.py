@@ -38,6 +38,9 @@ class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
     objective_name = "number of indices"
     instance_type = SubsetSumInstance
     tiers: ClassVar[dict[str, generator.SubsetSumConfig]] = generator.TIERS
+    episode = "npgym.tasks.subset_sum.structured:SubsetSumEpisode"
+    drawer = "npgym.tasks.subset_sum.render:draw"
+    variant_maker = "npgym.tasks.subset_sum.variants:make_variant"
 
     def build(self, rng: np.random.Generator, config: generator.SubsetSumConfig) -> dict[str, Any]:
         return generator.build(rng, config)

@@ -29,6 +29,9 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
     objective_name = "tour length"
     instance_type = TSPInstance
     tiers: ClassVar[dict[str, generator.TSPConfig]] = generator.TIERS
+    episode = "npgym.tasks.tsp.structured:TSPEpisode"
+    drawer = "npgym.tasks.tsp.render:draw"
+    variant_maker = "npgym.tasks.tsp.variants:make_variant"
 
     def build(self, rng: np.random.Generator, config: generator.TSPConfig) -> dict[str, Any]:
         return generator.build(rng, config)

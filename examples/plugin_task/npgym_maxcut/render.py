@@ -1,0 +1,50 @@
+"""Picture of a MaxCut answer: the graph on a circle, the answer's side orange, the other side
+white, the cut edges green and the uncut ones grey; a vertex that does not exist or is listed
+twice is red."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from npgym.render import (
+    CHOSEN,
+    FAINT,
+    GOOD,
+    MISTAKE,
+    circle_layout,
+    legend,
+    plain_axes,
+    segments,
+    valid_ids,
+    vertices,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from npgym.graphs import GraphInstance
+
+
+def draw(figure: Figure, instance: GraphInstance, solution: Any, partial: bool) -> None:
+    """The graph and the split (just the graph when ``solution`` is ``None``)."""
+    axes = plain_axes(figure)
+    points = circle_layout(instance.n)
+    counts = Counter(valid_ids(solution, instance.n)) if solution is not None else Counter()
+    inside = set(counts)
+    cut = [(u, v) for u, v in instance.edges if (u in inside) != (v in inside)]
+    kept = [(u, v) for u, v in instance.edges if (u in inside) == (v in inside)]
+    segments(axes, points, kept, FAINT, 0.8)
+    segments(axes, points, cut, GOOD, 2.0, z=2)
+    face = ["white"] * instance.n
+    for vertex, count in counts.items():
+        face[vertex] = MISTAKE if count > 1 else CHOSEN
+    vertices(axes, points, face)
+    legend(
+        axes,
+        [
+            ("answer's side", CHOSEN, "dot"),
+            ("cut edge", GOOD, "line"),
+            ("uncut edge", FAINT, "line"),
+        ],
+    )

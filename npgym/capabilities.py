@@ -1,0 +1,113 @@
+"""What a task can do beyond text, declared on the task itself.
+
+Every task scores text. Some modes need more, and a task declares each such capability as a
+class attribute of its :class:`~npgym.task.Task` subclass, ``None`` when it lacks it. No module
+outside the task keeps a table of tasks: each mode asks the task, through :func:`capability`,
+so a plug-in gets every mode it declares, exactly as the built-in tasks do.
+
+- ``episode``: an :class:`npgym.structured.Episode` subclass, for ``mode="structured"``;
+- ``drawer``: ``draw(fig, instance, solution, partial)`` drawing on a matplotlib figure, for
+  pictures (``render_mode="rgb_array"``, ``npgym show``, eval's gallery);
+- ``variant_maker``: ``(instance, rng) -> npgym.variants.Variant``, a variant whose optima are
+  the original's, for variants (``npgym.variants.variant``, ``bench build --variants``).
+
+A declaration is the object itself or a lazy ``"module:attribute"`` string, imported on first
+use (so ``import npgym`` does not import matplotlib or numba-heavy modules). A task that lacks a
+capability is refused with :class:`MissingCapabilityError`, naming the task, the capability and
+the mode; a malformed declaration (a string that does not resolve, a class that is not an
+``Episode``, a drawer that is not callable) with :class:`MalformedCapabilityError`, on first use
+and by :func:`npgym.testing.check_task`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npgym.task import Task
+
+CAPABILITIES: dict[str, str] = {
+    "episode": "mode='structured'",
+    "drawer": "pictures (render_mode='rgb_array', npgym show, eval's gallery)",
+    "variant_maker": "variants (npgym.variants.variant, bench build --variants)",
+}
+"""Each optional capability and the mode that needs it."""
+
+_RESOLVED: dict[tuple[type, str], Any] = {}
+
+
+class MissingCapabilityError(ValueError):
+    """A mode was asked of a task that does not declare the capability it needs."""
+
+
+class MalformedCapabilityError(TypeError):
+    """A task declares a capability that is not what the protocol asks for."""
+
+
+def declared(task: Task[Any, Any], name: str) -> Any:
+    """The raw declaration of capability ``name`` on ``task``'s class (``None`` when absent).
+
+    Read from the class, so that a function declared as a class attribute is not bound as a
+    method.
+    """
+    if name not in CAPABILITIES:
+        raise ValueError(f"unknown capability {name!r}; known: {', '.join(CAPABILITIES)}")
+    return getattr(type(task), name, None)
+
+
+def has_capability(task: Task[Any, Any], name: str) -> bool:
+    """Whether ``task`` declares capability ``name`` (nothing is imported or checked)."""
+    return declared(task, name) is not None
+
+
+def capability(task: Task[Any, Any], name: str) -> Any:
+    """The resolved capability ``name`` of ``task``, checked once and then cached.
+
+    Raises :class:`MissingCapabilityError` when the task does not declare it, and
+    :class:`MalformedCapabilityError` when the declaration is not what the protocol asks for.
+    """
+    key = (type(task), name)
+    if key in _RESOLVED:
+        return _RESOLVED[key]
+    value = declared(task, name)
+    if value is None:
+        raise MissingCapabilityError(
+            f"task {task.name!r} declares no {name} (Task.{name}), which {CAPABILITIES[name]} needs"
+        )
+    if isinstance(value, str):
+        value = _import(task, name, value)
+    _check(task, name, value)
+    _RESOLVED[key] = value
+    return value
+
+
+def _import(task: Task[Any, Any], name: str, target: str) -> Any:
+    """The object a lazy ``"module:attribute"`` declaration names."""
+    module_name, colon, attribute = target.partition(":")
+    if not colon or not module_name or not attribute:
+        raise MalformedCapabilityError(
+            f"task {task.name!r}: {name} = {target!r} is not 'module:attribute'"
+        )
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise MalformedCapabilityError(
+            f"task {task.name!r}: {name} = {target!r} does not resolve ({error})"
+        ) from error
+
+
+def _check(task: Task[Any, Any], name: str, value: Any) -> None:
+    """Refuse a declaration of the wrong kind."""
+    if name == "episode":
+        from npgym.structured import Episode
+
+        if not (isinstance(value, type) and issubclass(value, Episode)):
+            raise MalformedCapabilityError(
+                f"task {task.name!r}: episode must be an npgym.structured.Episode subclass, "
+                f"got {value!r}"
+            )
+    elif not callable(value):
+        raise MalformedCapabilityError(
+            f"task {task.name!r}: {name} must be callable, got {type(value).__name__}"
+        )
