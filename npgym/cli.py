@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from npgym.config import MAX_DIFFICULTY, TIERS, validation_summary
 from npgym.datasets import (
+    BENCH_TASKS,
     BENCH_VERSION,
     MAX_TIME_LIMIT,
     Backend,
@@ -244,7 +245,10 @@ def bench() -> None:
     show_default=True,
     help="Instances per task.",
 )
-@click.option("--tasks", help="Comma-separated task names (default: all registered).")
+@click.option(
+    "--tasks",
+    help="Comma-separated task names (default: the bench version's ten; plug-ins when named).",
+)
 @click.option("--tier", type=click.Choice(TIERS), help="One tier (default: benchmark).")
 @click.option("--mix", help="Tier mix for training sets, e.g. easy:5,medium:4,hard:1.")
 @click.option(
@@ -320,7 +324,7 @@ def bench_build(
     try:
         spec = BuildSpec(
             split=split,
-            tasks=tuple(tasks.split(",")) if tasks else tuple(list_tasks()),
+            tasks=tuple(tasks.split(",")) if tasks else BENCH_TASKS[bench_version],
             count=count,
             mix=_parse_mix(mix) if mix else {tier or "benchmark": 1.0},
             seed=seed,

@@ -45,7 +45,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from npgym.config import TIERS
 from npgym.instance import Instance
 from npgym.records import Row, make_record
-from npgym.registry import get_task, list_tasks
+from npgym.registry import get_task
 from npgym.seeding import derive_seed
 
 Split = Literal["bench", "train", "generate", "curriculum", "stream"]
@@ -56,6 +56,21 @@ Backend = Literal["serial", "local", "ray"]
 BENCH_TIER = "benchmark"
 BENCH_SIZE = 100
 BENCH_VERSION = 2
+_NP_ENGINE_TASKS = (
+    "TSP",
+    "MaxClique",
+    "MaxIndependentSet",
+    "GraphColoring",
+    "MeetingScheduling",
+    "HamiltonianCycle",
+    "SubsetSum",
+    "SetCover",
+    "Knapsack",
+    "MinBisection",
+)
+BENCH_TASKS: dict[int, tuple[str, ...]] = {1: _NP_ENGINE_TASKS, 2: _NP_ENGINE_TASKS}
+"""The tasks of each NP-Bench version, named explicitly: a build with no task list makes these,
+so an installed plug-in never changes what a default build writes (name it to build it)."""
 """The NP-Bench version that today's generators draw (docs/contract.md, "NP-Bench versions")."""
 BENCH_REVISIONS: dict[int, int] = {1: 1}
 """The generator revision that every task used in each earlier NP-Bench version: building with
@@ -91,7 +106,8 @@ class DatasetSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     split: Split = "bench"
-    tasks: tuple[str, ...] = Field(default_factory=lambda: tuple(list_tasks()))
+    tasks: tuple[str, ...] = BENCH_TASKS[BENCH_VERSION]
+    """Default: the tasks of ``bench_version`` (:data:`BENCH_TASKS`), never a plug-in."""
     count: int | None = Field(
         BENCH_SIZE,
         ge=1,
@@ -130,6 +146,15 @@ class DatasetSpec(BaseModel):
         if self.difficulty is not None or self.curriculum is not None:
             return {}
         return self.mix or {BENCH_TIER: 1.0}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bench_tasks_by_default(cls, data: Any) -> Any:
+        """No task list: the tasks of the spec's bench version."""
+        if isinstance(data, dict) and "tasks" not in data:
+            version = data.get("bench_version", BENCH_VERSION)
+            return {**data, "tasks": BENCH_TASKS.get(version, BENCH_TASKS[BENCH_VERSION])}
+        return data
 
     @field_validator("tasks")
     @classmethod

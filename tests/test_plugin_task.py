@@ -236,3 +236,22 @@ def test_structured_mode_takes_the_reward_presets() -> None:
     assert env.unwrapped.reward_config == npgym.reward.PRESETS["strict"]
     with pytest.raises(ValueError, match="unknown reward preset"):
         gym.make("npgym/TSP-easy", mode="structured", reward="nope")
+
+
+def test_a_plugin_gets_no_inverse_ids_and_no_place_in_np_bench(maxcut: type) -> None:
+    """Inverse problems need property texts a plug-in does not have: no Invert-MaxCut ids (they
+    used to be registered and crash on reset), and a clear KeyError by name. A default bench
+    spec names its version's ten tasks, with or without the plug-in installed."""
+    from npgym.datasets import BENCH_TASKS, DatasetSpec
+    from npgym.families import INVERTIBLE_TASKS
+    from npgym.families.invert import SIZE
+
+    before = DatasetSpec()
+    npgym.register_task(maxcut)
+    assert "npgym/Invert-MaxCut-easy" not in gym.registry
+    assert "npgym/Aggregate-MaxCut-easy" in gym.registry
+    with pytest.raises(KeyError, match="no inverse problems are defined for task 'MaxCut'"):
+        npgym.get_task("Invert-MaxCut")
+    assert DatasetSpec() == before and before.tasks == BENCH_TASKS[before.bench_version]
+    assert DatasetSpec(bench_version=1).tasks == BENCH_TASKS[1]
+    assert set(INVERTIBLE_TASKS) == set(SIZE)

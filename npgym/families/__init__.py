@@ -25,6 +25,22 @@ FAMILY_ENV_NAMES: tuple[str, ...] = (
 tasks of every base task are added by :func:`family_env_names`."""
 
 
+INVERTIBLE_TASKS = (
+    "TSP",
+    "MaxClique",
+    "MaxIndependentSet",
+    "GraphColoring",
+    "HamiltonianCycle",
+    "MinBisection",
+    "Knapsack",
+    "SubsetSum",
+    "SetCover",
+    "MeetingScheduling",
+)
+"""The base tasks with inverse problems (their property texts, size fields and caps are in
+:mod:`npgym.families.invert`): only these get ``Invert-<Task>`` ids."""
+
+
 def family_env_names() -> list[str]:
     """Every family task name that gets gymnasium ids, in the order ``npgym list`` shows."""
     from npgym.registry import TASKS
@@ -32,7 +48,7 @@ def family_env_names() -> list[str]:
     return [
         *FAMILY_ENV_NAMES,
         *(f"Aggregate-{name}" for name in TASKS),
-        *(f"Invert-{name}" for name in TASKS),
+        *(f"Invert-{name}" for name in TASKS if name in INVERTIBLE_TASKS),
     ]
 
 

@@ -221,6 +221,11 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
 
     def __init__(self, base_name: str) -> None:
         self.base: Task = get_task(base_name)
+        if self.base.name not in SIZE:
+            raise KeyError(
+                f"no inverse problems are defined for task {self.base.name!r} (they exist for "
+                f"{', '.join(SIZE)})"
+            )
         self.name = f"Invert-{self.base.name}"  # type: ignore[misc]  # one object per family name
         self.category = self.base.category  # type: ignore[misc]  # one object per family name
 
