@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
+from npgym.config import MAX_DIFFICULTY
 from npgym.families import family_env_names
 from npgym.families.base import FamilyScore
 from npgym.families.compose import SUCCESSORS
@@ -379,3 +380,16 @@ def test_enumerated_knapsack_optima_agree_with_the_exact_reference(
     best = task.reference(instance).objective
     for selection in optima:
         assert task.verify(instance, list(selection)).objective == best
+
+
+@pytest.mark.parametrize("name", ["Invert-TSP", "Compose-TSP.Knapsack", "Aggregate-Knapsack"])
+def test_family_difficulty_reaches_the_base_tasks_top(name: str) -> None:
+    """The issue: Invert-TSP at 1.5 was refused ("part_difficulty ... less than or equal to
+    1"), although base tasks go to 2. Families take every difficulty the base tasks take, and a
+    difficulty past it is refused."""
+    task = npgym.get_task(name)
+    for difficulty in (1.5, MAX_DIFFICULTY):
+        instance = task.generate(0, difficulty=difficulty)
+        assert instance.config["part_difficulty"] == difficulty
+    with pytest.raises(ValueError, match="difficulty"):
+        task.config(difficulty=MAX_DIFFICULTY + 0.1)

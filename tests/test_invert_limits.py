@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
+from npgym.config import MAX_DIFFICULTY
 from npgym.families.invert import MAX_ATTENDEES, MAX_ROOMS, MIN_SLOT, SIZE_CAP, InvertInstance
 from npgym.heuristics import small_exact
 
@@ -114,7 +115,7 @@ def test_an_answer_one_past_the_size_cap_is_refused(base: str) -> None:
     (its size is not the stated one) before any solver runs."""
     task = _task(base)
     for seed in range(5):
-        for difficulty in (0.0, 1.0):
+        for difficulty in (0.0, 1.0, MAX_DIFFICULTY):
             assert task.generate(seed, difficulty=difficulty).size <= SIZE_CAP[base]
     cap = SIZE_CAP[base]
     asking = _asking(base, cap)
@@ -143,7 +144,7 @@ def test_an_answer_one_past_the_size_cap_is_refused(base: str) -> None:
 def test_references_score_two_at_the_ends_of_the_difficulty_range(base: str) -> None:
     task = _task(base)
     for seed in range(3):
-        for difficulty in (0.0, 1.0):
+        for difficulty in (0.0, 1.0, MAX_DIFFICULTY):
             instance = task.generate(seed, difficulty=difficulty)
             reference = task.reference(instance)
             assert task.score(instance, task.format_answer(reference.solution)).reward == 2.0
@@ -156,7 +157,7 @@ def test_every_reference_scores_two_over_many_seeds_up_to_the_top_difficulty(bas
     cap, and their references scored -2.5."""
     task = _task(base)
     for seed in range(40):
-        for difficulty in (0.0, 0.25, 0.5, 0.75, 1.0):
+        for difficulty in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, MAX_DIFFICULTY):
             instance = task.generate(seed, difficulty=difficulty)
             reference = task.reference(instance)
             score = task.score(instance, task.format_answer(reference.solution))

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from npgym.answer import AnswerFormatError, parse_value
-from npgym.config import TIERS, GeneratorConfig
+from npgym.config import MAX_DIFFICULTY, TIERS, GeneratorConfig
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score
@@ -30,7 +30,7 @@ class FamilyConfig(GeneratorConfig):
     own tier or difficulty; an override may change it)."""
 
     part_tier: Tier | None = None
-    part_difficulty: float | None = Field(None, ge=0.0, le=1.0)
+    part_difficulty: float | None = Field(None, ge=0.0, le=MAX_DIFFICULTY)
 
 
 InstanceT = TypeVar("InstanceT", bound=Instance)
