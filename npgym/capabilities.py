@@ -100,9 +100,7 @@ def _import(task: Task[Any, Any], name: str, target: str) -> Any:
 def _check(task: Task[Any, Any], name: str, value: Any) -> None:
     """Refuse a declaration of the wrong kind."""
     if name == "episode":
-        from npgym.structured import Episode
-
-        if not (isinstance(value, type) and issubclass(value, Episode)):
+        if not (isinstance(value, type) and _is_episode_class(value)):
             raise MalformedCapabilityError(
                 f"task {task.name!r}: episode must be an npgym.structured.Episode subclass, "
                 f"got {value!r}"
@@ -111,3 +109,12 @@ def _check(task: Task[Any, Any], name: str, value: Any) -> None:
         raise MalformedCapabilityError(
             f"task {task.name!r}: {name} must be callable, got {type(value).__name__}"
         )
+
+
+def _is_episode_class(value: type) -> bool:
+    """Whether ``value`` subclasses :class:`npgym.structured.Episode`, told from its MRO by
+    name, so that this module imports nothing of the modes that use it."""
+    return any(
+        base.__module__ == "npgym.structured" and base.__qualname__ == "Episode"
+        for base in value.__mro__
+    )

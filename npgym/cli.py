@@ -643,7 +643,9 @@ def eval_command(
         raise click.ClickException(str(error)) from error
     for warning in texts.warnings:
         click.echo(f"warning: {warning}", err=True)
-    paths = evaluation.write_report(report, folder, rows, texts)
+    from npgym.npbench.report import write_report
+
+    paths = write_report(report, folder, rows, texts)
     click.echo(evaluation.markdown(report))
     click.echo(f"report: {', '.join(str(p) for p in paths)}", err=True)
     missing = report["problems"]["missing_completions"]

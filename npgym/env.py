@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import string
 from collections.abc import Mapping
 from typing import Any
@@ -13,39 +12,15 @@ from gymnasium import spaces
 
 from npgym.capabilities import has_capability
 from npgym.config import overrides_or_config
-from npgym.instance import Instance
+from npgym.env_options import check_reference_time_limit, given_instance
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
 from npgym.registry import get_task
 from npgym.reward import RewardConfig, resolve_reward
-from npgym.task import Task
 
 MAX_TEXT_CHARS = 1 << 20
 """Longest prompt or completion the text spaces declare (``step`` scores longer text too)."""
 TEXT_CHARSET = string.printable
 """Prompts and feedback are plain ASCII; completions may hold any text."""
-
-
-def check_reference_time_limit(seconds: float | None) -> float | None:
-    """``seconds`` as a float when it is a positive finite number (``None``: the task's
-    default); anything else is refused with a clear error at ``gym.make``."""
-    if seconds is None:
-        return None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError(f"reference_time_limit must be a number of seconds, got {seconds!r}")
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(
-            f"reference_time_limit must be a positive finite number of seconds, got {seconds!r}"
-        )
-    return float(seconds)
-
-
-def given_instance(task: Task[Any, Any], options: dict[str, Any] | None) -> Instance | None:
-    """The instance that ``reset(options={"instance": ...})`` asks an env to play, or None;
-    a ``TypeError`` when it is not one of the task's."""
-    given = (options or {}).get("instance")
-    if given is not None and not isinstance(given, task.instance_type):
-        raise TypeError(f"options['instance'] must be a {task.name} instance")
-    return given
 
 
 class NPGymEnv(gym.Env[str, str]):

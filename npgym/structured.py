@@ -36,7 +36,7 @@ from gymnasium import spaces
 from pydantic import BaseModel
 
 from npgym.config import overrides_or_config
-from npgym.env import given_instance
+from npgym.env_options import check_reference_time_limit, given_instance
 from npgym.instance import Instance
 from npgym.reward import RewardSpec, resolve_reward
 from npgym.task import Task
@@ -170,7 +170,6 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         render_mode: str | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> None:
-        from npgym.env import check_reference_time_limit
         from npgym.registry import get_task
 
         self.task = task if isinstance(task, Task) else get_task(task)

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import npgym
-from npgym.npbench.evaluate import AVERAGING, Completions, evaluate, markdown, write_report
+from npgym.npbench.evaluate import AVERAGING, Completions, evaluate, markdown
+from npgym.npbench.report import write_report
 from npgym.records import make_record
 from npgym.variants import expand_variants
 

@@ -27,9 +27,9 @@ from npgym.npbench.evaluate import (
     evaluate,
     pass_at_k,
     read_completions,
-    write_report,
 )
 from npgym.npbench.export import export_rows
+from npgym.npbench.report import write_report
 
 SMALL = BuildSpec(tasks=("TSP",), n=4, mix={"easy": 1.0})
 

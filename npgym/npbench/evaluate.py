@@ -506,32 +506,9 @@ def markdown(report: Report) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_report(
-    report: Report,
-    folder: str | Path,
-    rows: Sequence[Mapping[str, Any]] | None = None,
-    completions: Completions | None = None,
-) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and ``report.png`` (:func:`plots.plot_gaps`) into
-    ``folder``; given the ``rows`` and ``completions`` too, ``report.md`` ends with a gallery of
-    each task's worst and best answer (PNGs in ``folder/gallery/``)."""
-    from npgym.npbench import plots
-
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "report.json", out / "report.md", out / "report.png"]
-    paths[0].write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-    text = markdown(report)
-    if rows is not None and completions is not None:
-        text += "\n" + plots.write_gallery(rows, completions, out)
-    paths[1].write_text(text)
-    plots.plot_gaps(report, paths[2])
-    return paths
-
-
 def read_report(path: Path) -> Report:
-    """A ``report.json`` written by :func:`write_report`; ``ValueError`` naming the file when it
-    is not one (bad JSON, or without the tables :func:`compare` reads)."""
+    """A ``report.json`` (see :func:`npgym.npbench.report.write_report`); ``ValueError`` naming
+    the file when it is not one (bad JSON, or without the tables :func:`compare` reads)."""
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, RecursionError) as error:

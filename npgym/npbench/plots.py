@@ -6,7 +6,7 @@ with each value written on its bar), and SR and AR per tier on an axis zoomed to
 :func:`tier_metrics` gives the per-tier figures from the rows and completions (scoring is cheap:
 references come from the rows). :func:`write_gallery` draws the worst and the best answer of
 each task (:mod:`npgym.render`) and returns the markdown that shows them.
-``evaluate.evaluate`` puts the per-tier figures in every report and ``evaluate.write_report``
+``evaluate.evaluate`` puts the per-tier figures in every report and ``report.write_report``
 draws ``report.png`` with :func:`plot_gaps` and appends the gallery to ``report.md``.
 """
 

@@ -1,0 +1,34 @@
+"""Writing an evaluation report to a folder: the numbers (``report.json``), the tables and the
+gallery (``report.md``) and the picture (``report.png``). Apart from :mod:`npgym.npbench.evaluate`,
+which computes the report, so that the plots can read the evaluation without a circle."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from npgym.npbench.evaluate import Completions, Report, markdown
+from npgym.npbench.plots import plot_gaps, write_gallery
+
+
+def write_report(
+    report: Report,
+    folder: str | Path,
+    rows: Sequence[Mapping[str, Any]] | None = None,
+    completions: Completions | None = None,
+) -> list[Path]:
+    """Write ``report.json``, ``report.md`` and ``report.png`` (:func:`plot_gaps`) into
+    ``folder``; given the ``rows`` and ``completions`` too, ``report.md`` ends with a gallery of
+    each task's worst and best answer (PNGs in ``folder/gallery/``)."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "report.json", out / "report.md", out / "report.png"]
+    paths[0].write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    text = markdown(report)
+    if rows is not None and completions is not None:
+        text += "\n" + write_gallery(rows, completions, out)
+    paths[1].write_text(text)
+    plot_gaps(report, paths[2])
+    return paths
