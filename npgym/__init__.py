@@ -23,6 +23,8 @@ def load_environment(**env_args: Any) -> Any:
     return load(**env_args)
 
 
+import npgym.families  # noqa: E402, F401  (connects the task families to the registry)
+
 __all__ = [
     "TIERS",
     "AnswerFormatError",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any, get_args
@@ -38,6 +40,21 @@ ENTRY_POINT_GROUP = "npgym.tasks"
 ENV_ENTRY_POINT = "npgym.env:make_env"
 
 
+@dataclass(frozen=True)
+class FamilyHooks:
+    """How the registry reaches the task families without importing them: set by
+    :mod:`npgym.families` when it is imported (``import npgym`` does), so that families, which
+    build on registered tasks, sit above the registry and not beside it."""
+
+    is_family_name: Callable[[str], bool]
+    family_task: Callable[[str], Task]
+    family_env_names: Callable[[], list[str]]
+
+
+FAMILIES: FamilyHooks | None = None
+"""The families' hooks, once :mod:`npgym.families` is imported."""
+
+
 def list_tasks() -> list[str]:
     """Names of the registered tasks."""
     return list(TASKS)
@@ -46,11 +63,9 @@ def list_tasks() -> list[str]:
 def get_task(name: str) -> Task:
     """The task called ``name`` (case-insensitive), e.g. ``get_task("TSP")``; family names
     (``Compose-...``, ``Aggregate-<Task>``, ``Invert-<Task>``) give :mod:`npgym.families` tasks."""
-    from npgym.families import family_task, is_family_name  # families import this module
-
     canonical = {task.lower(): task for task in TASKS}.get(str(name).lower())
-    if canonical is None and is_family_name(name):
-        return family_task(str(name))
+    if canonical is None and FAMILIES is not None and FAMILIES.is_family_name(name):
+        return FAMILIES.family_task(str(name))
     if canonical is None:
         raise KeyError(f"unknown task {name!r}; registered tasks: {', '.join(TASKS)}")
     return _load(canonical)
@@ -136,10 +151,9 @@ def register_envs() -> None:
     """Register every task x tier, and the family tasks x tier, with gymnasium (idempotent)."""
     import gymnasium
 
-    from npgym.families import family_env_names
-
     _register_entry_points()
-    for task in (*TASKS, *family_env_names()):
+    families = FAMILIES.family_env_names() if FAMILIES is not None else []
+    for task in (*TASKS, *families):
         for tier in TIERS:
             identifier = env_id(task, tier)
             if identifier not in gymnasium.registry:

@@ -50,3 +50,33 @@ def test_the_core_does_not_import_the_layers_above_it() -> None:
             module.startswith(("npgym.npbench", "npgym.integrations", "npgym.cli"))
             for module in imported
         ), name
+
+
+def _module_name(path: Path) -> str:
+    """``npgym.x.y`` for ``npgym/x/y.py`` (``npgym.x`` for a package's ``__init__.py``)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_there_is_no_import_circle() -> None:
+    """No module reaches itself through imports, function-level ones included (an import of
+    ``npgym.a.b`` counts for ``npgym.a.b`` when it is a module, else for ``npgym.a``; a module's
+    own packages are left out). The package's ``__init__`` (the composition root that wires
+    everything up) is left out too."""
+    import networkx as nx
+
+    modules = {
+        _module_name(path): path
+        for path in PACKAGE.rglob("*.py")
+        if path != PACKAGE / "__init__.py"
+    }
+    graph = nx.DiGraph()
+    for name, path in modules.items():
+        graph.add_node(name)
+        for imported in _imports(path):
+            target = imported if imported in modules else imported.rpartition(".")[0]
+            # A module's own packages are imported before it anyway: not an edge of a circle.
+            if target in modules and target != name and not name.startswith(target + "."):
+                graph.add_edge(name, target)
+    circles = [sorted(cycle) for cycle in nx.simple_cycles(graph)]
+    assert circles == [], f"import circles: {circles[:5]}"

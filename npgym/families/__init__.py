@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import npgym.registry as registry
 from npgym.task import Task
 
 FAMILY_PREFIXES = ("Compose-", "Aggregate-", "Invert-")
@@ -43,12 +44,10 @@ INVERTIBLE_TASKS = (
 
 def family_env_names() -> list[str]:
     """Every family task name that gets gymnasium ids, in the order ``npgym list`` shows."""
-    from npgym.registry import TASKS
-
     return [
         *FAMILY_ENV_NAMES,
-        *(f"Aggregate-{name}" for name in TASKS),
-        *(f"Invert-{name}" for name in TASKS if name in INVERTIBLE_TASKS),
+        *(f"Aggregate-{name}" for name in registry.TASKS),
+        *(f"Invert-{name}" for name in registry.TASKS if name in INVERTIBLE_TASKS),
     ]
 
 
@@ -75,3 +74,6 @@ def family_task(name: str) -> Task:
 
         return InvertTask(spec)
     raise KeyError(f"unknown task family in {name!r}; families: {', '.join(FAMILY_PREFIXES)}")
+
+
+registry.FAMILIES = registry.FamilyHooks(is_family_name, family_task, family_env_names)
