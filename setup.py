@@ -11,4 +11,5 @@ from setuptools import find_packages, setup
 setup(
     packages=[*find_packages(include=["npgym", "npgym.*"]), "npgym.heuristics"],
     package_dir={"npgym.heuristics": "heuristics"},
+    package_data={"npgym": ["py.typed"]},  # PEP 561: the package's type hints are for users too
 )
