@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numba
 
@@ -23,11 +23,11 @@ def njit(function: F) -> F:
     numba writes its cache beside the source or under ``NUMBA_CACHE_DIR``; when neither is
     writable (a read-only site-packages and no cache directory) it raises at decoration time.
     Then we compile without the cache, so each new process pays the compile cost once, and say so
-    once.
+    once. The dispatcher is typed as the function it compiles, so callers keep its signature.
     """
     global _warned
     try:
-        return numba.njit(cache=True, nogil=True)(function)
+        return cast(F, numba.njit(cache=True, nogil=True)(function))
     except RuntimeError:
         if not _warned:
             _warned = True
@@ -37,4 +37,4 @@ def njit(function: F) -> F:
                 RuntimeWarning,
                 stacklevel=2,
             )
-        return numba.njit(cache=False, nogil=True)(function)
+        return cast(F, numba.njit(cache=False, nogil=True)(function))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,14 @@ def test_there_is_no_import_circle() -> None:
                 graph.add_edge(name, target)
     circles = [sorted(cycle) for cycle in nx.simple_cycles(graph)]
     assert circles == [], f"import circles: {circles[:5]}"
+
+
+def test_mypy_checks_the_solvers_as_strictly_as_the_library() -> None:
+    """heuristics/ is in mypy's files, and no override names a module of it (so none relaxes a
+    check there): the solvers are held to the library's strictness."""
+    config = (PACKAGE.parent / "pyproject.toml").read_text()
+    assert re.search(r'^files = \[[^]]*"heuristics"', config, re.MULTILINE)
+    overridden = re.findall(
+        r'"(heuristics(?:\.[\w*]+)*)"', config.split("[[tool.mypy.overrides]]", 1)[1]
+    )
+    assert overridden == []
