@@ -50,7 +50,8 @@ from npgym.env import MAX_TEXT_CHARS
 from npgym.instance import Instance
 from npgym.results import Reference
 from npgym.reward import RewardConfig
-from npgym.task import GUARD_TRIPS, Task
+from npgym.scoring import GUARD_TRIPS
+from npgym.task import Task
 
 CPU_BOUND_S = {"Invert": 1.0, "other": 0.25}
 """Documented CPU bound of one scored completion: 1 s for an inverse problem (its exact check),

@@ -20,6 +20,22 @@ MAX_REFERENCE_MAGNITUDE = 1e300
 objective, and small enough that no ratio or gap of it overflows a float into an exception."""
 DEADLINE_NOTE = " [stopped by the wall-clock safety net]"
 """Appended to ``Reference.solver`` when the safety net, not the work budget, ended the search."""
+DEFAULT_TIME_LIMIT = 60.0
+"""Nominal seconds of work a reference may spend before it reports its best bound instead.
+
+Solvers turn it into deterministic work budgets (nodes, LP columns, CP-SAT deterministic time;
+see :mod:`npgym.heuristics.budget`), calibrated so that an idle machine needs about that long:
+whether a reference is proven never depends on machine load. The wall clock only backs this up,
+at :data:`npgym.heuristics.budget.SAFETY_FACTOR` times the limit."""
+
+
+def reference_key(exact: bool, time_limit: float) -> str:
+    """Where ``Task.reference`` keeps a reference in the instance's cache."""
+    return f"reference:{bool(exact)}:{float(time_limit)}"
+
+
+DEFAULT_REFERENCE_KEY = reference_key(True, DEFAULT_TIME_LIMIT)
+"""Where the reference that ``score()`` uses by default is kept (exact, default limit)."""
 
 
 @dataclass(frozen=True, init=False)

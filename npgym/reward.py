@@ -18,11 +18,14 @@ scores as infeasible with the reason "empty answer".
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from npgym.results import Objective
+from npgym.answer import IntRows
+from npgym.results import Objective, Reference, Score, Verdict
 
 Sense = Literal["min", "max"]
 Optimality = Literal["ratio", "gap"]
@@ -151,3 +154,131 @@ def gap_closed(
 def clip_ratio(ratio: float) -> float:
     """Clip an optimality ratio into [0, 1] for the reward and the Average Ratio metric."""
     return min(max(ratio, 0.0), 1.0)
+
+
+EMPTY_ANSWER = "empty answer"
+"""The reason given when a maximisation answer has objective 0: the empty set is no solution."""
+
+
+def verdict_score(
+    weights: RewardConfig,
+    verdict: Verdict,
+    reference_objective: Objective | None,
+    baseline_objective: Objective | None,
+    sense: Sense,
+    ratio: Callable[[Objective, Objective | None], float],
+) -> Score:
+    """The score of an answer that parsed into the task's shape: the formula of the reward.
+
+    ``ratio`` is the task's unclipped optimality ratio (``Task.ratio``). On a maximisation task
+    an objective of 0 (the empty answer) is not a solution: it scores as infeasible, in every
+    preset. Under ``optimality="gap"`` the feasibility term runs linearly from ``infeasible`` (no
+    better than the baseline) to ``optimality_weight`` (optimal).
+    """
+    if not verdict.feasible:
+        reason = verdict.reason
+        return failed_score(
+            weights, True, verdict.objective, reference_objective, reason, 0.0, baseline_objective
+        )
+    objective = verdict.objective
+    if sense == "max" and objective == 0:
+        return failed_score(
+            weights, True, 0, reference_objective, EMPTY_ANSWER, 0.0, baseline_objective
+        )
+    unclipped = ratio(objective, reference_objective)  # type: ignore[arg-type]
+    if weights.optimality == "ratio":
+        optimality = clip_ratio(unclipped)
+        feasibility_reward = weights.optimality_weight * optimality
+    else:
+        if unclipped >= 1.0 or objective is None:
+            optimality = 1.0
+        else:
+            optimality = gap_closed(
+                objective,
+                baseline_objective,
+                reference_objective,  # type: ignore[arg-type]
+                sense,
+            )
+        span = weights.optimality_weight - weights.infeasible
+        feasibility_reward = weights.infeasible + span * optimality
+    return Score(
+        reward=weights.format_ok + feasibility_reward,
+        format_ok=True,
+        feasible=True,
+        objective=objective,
+        reference_objective=reference_objective,
+        ratio=unclipped,
+        optimality=optimality,
+        reason="",
+        format_reward=weights.format_ok,
+        feasibility_reward=feasibility_reward,
+        baseline_objective=baseline_objective,
+        no_better_than_baseline=no_better(sense, objective, baseline_objective),
+    )
+
+
+def failed_score(
+    weights: RewardConfig,
+    format_ok: bool,
+    objective: Objective | None,
+    reference_objective: Objective | None,
+    reason: str,
+    credit: float = 0.0,
+    baseline_objective: Objective | None = None,
+) -> Score:
+    """The score of an answer that failed to parse (plus any graded ``credit``) or is infeasible."""
+    format_reward = (weights.format_ok if format_ok else weights.format_fail) + credit
+    return Score(
+        reward=format_reward + weights.infeasible,
+        format_ok=format_ok,
+        feasible=False,
+        objective=objective,
+        reference_objective=reference_objective,
+        ratio=None,
+        optimality=0.0,
+        reason=reason,
+        format_reward=format_reward,
+        feasibility_reward=weights.infeasible,
+        baseline_objective=baseline_objective,
+    )
+
+
+def no_better(sense: Sense, objective: Objective | None, baseline: Objective | None) -> bool:
+    """Whether a feasible answer's objective fails to improve on the baseline's."""
+    if objective is None or baseline is None:
+        return False
+    return objective <= baseline if sense == "max" else objective >= baseline
+
+
+def format_credit(
+    weights: RewardConfig, step: str, value: Any, reference: Reference | Objective
+) -> float:
+    """Partial credit for an unparseable answer: marker found, bracketed value, right outline.
+
+    ``step`` is the parse step that failed: past ``extract`` the marker was found; past
+    ``tokenise`` a value was read, which earns more if it is a list, and more again if it has
+    the nesting and lengths of the reference solution (when the reference carries one).
+    """
+    if step == "extract":
+        return 0.0
+    credit = weights.marker_credit
+    if step != "shape" or not is_list(value):
+        return credit
+    credit += weights.value_credit
+    if isinstance(reference, Reference) and _outline(value) == _outline(reference.solution):
+        credit += weights.shape_credit
+    return credit
+
+
+def is_list(value: Any) -> bool:
+    """Whether a parsed value is a list: plain, or as the scanner makes them (arrays, rows)."""
+    return isinstance(value, (list, np.ndarray, IntRows))
+
+
+def _outline(value: Any) -> Any:
+    """The nesting and lengths of a value, without its entries (``None`` for a scalar)."""
+    if isinstance(value, (np.ndarray, IntRows)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_outline(item) for item in value]
+    return None

@@ -1,47 +1,36 @@
-"""The task base class: generation, prompt, parsing, verification, reference and reward.
+"""The task contract: what a task is and supplies (generation, prompt, answer shape, verifier,
+reference, optional capabilities).
 
 A task subclass supplies the problem-specific parts: ``build`` (the generator), ``prompt``,
 ``to_solution`` (answer shape), ``check`` (the numba-backed verifier) and ``solve`` (reference
-solvers), plus its instance and config types and tier presets. Everything else (seeding, tiers,
-difficulty, answer extraction, reward, memoised references, JSON) lives here once.
+solvers), plus its instance and config types and tier presets. Seeding, tiers, difficulty and
+memoised references live here once; scoring a completion is :mod:`npgym.scoring`'s job and the
+reward formula :mod:`npgym.reward`'s.
 """
 
 from __future__ import annotations
 
-import logging
 from abc import ABC, abstractmethod
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
-from npgym.answer import (
-    MAX_ANSWER_CHARS,
-    WHITESPACE,
-    AnswerFormatError,
-    IntRows,
-    answer_tail,
-    bounded_text,
-    decode_completion,
-    extract_answer,
-    parse_value_fast,
-    render_value,
-)
+import npgym.scoring as scoring
+from npgym.answer import AnswerFormatError, extract_answer, parse_value_fast, render_value
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, overrides_or_config, resolve_config
 from npgym.instance import Instance
-from npgym.results import NOT_SCANNED, Objective, Reference, Score, Verdict, checked_reference
-from npgym.reward import (
-    DEFAULT_REWARD,
-    RewardConfig,
-    RewardSpec,
-    Sense,
-    clip_ratio,
-    gap_closed,
-    optimality_ratio,
-    resolve_reward,
+from npgym.results import (
+    DEFAULT_REFERENCE_KEY,
+    DEFAULT_TIME_LIMIT,
+    Objective,
+    Reference,
+    Score,
+    Verdict,
+    reference_key,
 )
+from npgym.reward import Sense, optimality_ratio
 
 Category = Literal[
     "graph clustering",
@@ -56,29 +45,6 @@ closed set, checked when a task registers."""
 
 InstanceT = TypeVar("InstanceT", bound=Instance)
 ConfigT = TypeVar("ConfigT", bound=GeneratorConfig)
-
-GUARD_TRIPS: Counter[tuple[str, str]] = Counter()
-"""How often :meth:`Task.score`'s last-resort guard caught an exception, by (task, step).
-
-Always zero unless there is a bug; the test suite fails if a fuzz run ever trips it."""
-
-_log = logging.getLogger("npgym")
-
-DEFAULT_TIME_LIMIT = 60.0
-"""Nominal seconds of work a reference may spend before it reports its best bound instead.
-
-Solvers turn it into deterministic work budgets (nodes, LP columns, CP-SAT deterministic time;
-see :mod:`npgym.heuristics.budget`), calibrated so that an idle machine needs about that long:
-whether a reference is proven never depends on machine load. The wall clock only backs this up,
-at :data:`npgym.heuristics.budget.SAFETY_FACTOR` times the limit."""
-
-
-def _reference_key(exact: bool, time_limit: float) -> str:
-    """Where :meth:`Task.reference` keeps a reference in the instance's cache."""
-    return f"reference:{bool(exact)}:{float(time_limit)}"
-
-
-_DEFAULT_REFERENCE_KEY = _reference_key(True, DEFAULT_TIME_LIMIT)
 
 
 def generation_stream(seed: int, difficulty: float | None) -> int | list[int]:
@@ -286,12 +252,12 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         once.
         """
         if exact is True and time_limit is None:  # score()'s call: a constant key
-            key, limit = _DEFAULT_REFERENCE_KEY, DEFAULT_TIME_LIMIT
+            key, limit = DEFAULT_REFERENCE_KEY, DEFAULT_TIME_LIMIT
         else:
             limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
             if not limit >= 0:  # also refuses NaN, which would otherwise mean "no budget"
                 raise ValueError(f"time_limit must be a non-negative number, got {time_limit!r}")
-            key = _reference_key(exact, limit)
+            key = reference_key(exact, limit)
         return instance.cached(key, self._solve, instance, exact, limit)
 
     def _solve(self, instance: InstanceT, exact: bool, time_limit: float) -> Reference:
@@ -311,192 +277,11 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
             raise ValueError(f"{self.name} reference has no objective")
         return optimality_ratio(objective, reference_objective, self.sense)
 
-    def score(
-        self,
-        instance: InstanceT,
-        completion: str,
-        reference: Reference | Objective | None = None,
-        reward: RewardSpec = None,
-    ) -> Score:
-        """Reward a completion (text in, :class:`Score` out). Never raises on any completion.
-
-        ``reference`` is the reference (or its objective) to compare against; by default the
-        task's exact reference, computed once per instance. Anything but a :class:`Reference`
-        with a finite (or no) objective, a finite number or ``None`` raises ``ValueError`` (see
-        :func:`npgym.results.checked_reference`), so the reward is always a finite number.
-        ``reward`` is a preset name (``"np-engine"``, the default, or ``"strict"``; see
-        :mod:`npgym.reward`) or a :class:`RewardConfig`; an unknown name raises ``ValueError``.
-        Any input that is not text, or that no step can read, is a format failure with a reason;
-        ``bytes`` are decoded as UTF-8, only their end (see
-        :func:`npgym.answer.decode_completion`). An unexpected exception in a step is a bug: the
-        last-resort guard turns it into a format failure whose reason names the step, and counts
-        it in :data:`GUARD_TRIPS` so that tests can insist it never happens.
-        """
-        weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
-        reference, reference_objective, memo = self._scoring(instance, reference, weights)
-        try:
-            if isinstance(completion, bytes):
-                completion = decode_completion(completion)
-            segment = extract_answer(completion)
-        except AnswerFormatError as error:
-            return _extract_failure(memo, weights, reference_objective, str(error))
-        except Exception as error:  # the last-resort guard (see _score_answer)
-            return self._guard(weights, reference_objective, "extract", error)
-        return self._score_answer(instance, segment, weights, reference, reference_objective, memo)
-
-    def _scoring(
-        self, instance: InstanceT, reference: Reference | Objective | None, weights: RewardConfig
-    ) -> tuple[Reference | Objective, Objective | None, ScoreMemo]:
-        """The reference (the default one when ``None``), its objective, and the scores kept on
-        ``instance`` for them and ``weights``."""
-        cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
-        if reference is None:
-            reference = cache.get(_DEFAULT_REFERENCE_KEY) or self.reference(instance)
-        else:
-            reference = checked_reference(reference)
-        reference_objective = reference.objective if isinstance(reference, Reference) else reference
-        # The scores kept for these weights and this objective (see SCORE_MEMO_SIZE), the
-        # least recently used set dropped past SCORE_MEMOS_PER_INSTANCE; `is`, because an id is
-        # reused only once the weights it named are gone.
-        memos: OrderedDict[Any, tuple[RewardConfig, ScoreMemo]] | None = cache.get(_MEMOS_KEY)
-        if memos is None:
-            memos = cache[_MEMOS_KEY] = OrderedDict()
-        key = (id(weights), reference_objective)
-        entry = memos.get(key)
-        if entry is None or entry[0] is not weights:
-            entry = memos[key] = (weights, {})
-            if len(memos) > SCORE_MEMOS_PER_INSTANCE:
-                memos.popitem(last=False)
-        else:
-            memos.move_to_end(key)
-        return reference, reference_objective, entry[1]
-
-    def _score_answer(
-        self,
-        instance: InstanceT,
-        segment: str,
-        weights: RewardConfig,
-        reference: Reference | Objective,
-        reference_objective: Objective | None,
-        memo: ScoreMemo,
-    ) -> Score:
-        """The steps of :meth:`score` after extraction, on the answer text ``segment``."""
-        step = "scan"
-        value: Any = None
-        key: Any = None  # where the score is kept, when nothing but the key decides it
-        try:
-            try:
-                if segment[:1] in _SCAN_STARTS:  # the scanner reads nothing else
-                    answer = segment[:MAX_ANSWER_CHARS].encode("utf-8", "surrogatepass")
-                    result = self.check_answer(instance, answer)
-                    if result is not None and result[0] != NOT_SCANNED:
-                        step = "reward"
-                        score = memo.get(result)
-                        if score is None:
-                            verdict = self.verdict(instance, result)
-                            score = self._reward(instance, weights, verdict, reference_objective)
-                            _keep(memo, result, score)
-                        return score
-                step = "tokenise"
-                value = parse_value_fast(segment)
-                if type(value) is str and len(value) <= _WORD_KEY_CHARS:
-                    key = ("word", value)  # a word's score is the word's alone
-                    score = memo.get(key)
-                    if score is not None:
-                        return score
-                step = "shape"
-                solution = self.to_solution(value)
-            except AnswerFormatError as error:
-                reason = str(error)
-                # The credit of a list that failed to take the task's shape depends on the
-                # list's outline; every other failure's score is its step's and reason's alone.
-                if key is None and not (step == "shape" and _is_list(value)):
-                    key = (step, reason)
-                score = memo.get(key) if key is not None else None
-                if score is None:
-                    credit = _format_credit(weights, step, value, reference)
-                    score = _failed(weights, False, None, reference_objective, reason, credit)
-                    if key is not None:
-                        _keep(memo, key, score)
-                return score
-            step = "verify"
-            verdict = self.check(instance, solution)
-            step = "reward"
-            score = self._reward(instance, weights, verdict, reference_objective)
-            if key is not None:
-                _keep(memo, key, score)
-            return score
-        except Exception as error:  # the last-resort guard: a bug, never a model's fault
-            return self._guard(weights, reference_objective, step, error)
-
-    def _guard(
-        self,
-        weights: RewardConfig,
-        reference_objective: Objective | None,
-        step: str,
-        error: Exception,
-    ) -> Score:
-        """The format failure that stands for a bug in ``step``, counted and logged."""
-        GUARD_TRIPS[(self.name, step)] += 1
-        _log.exception("npgym %s: unexpected error in the %s step of score()", self.name, step)
-        reason = f"internal error in the {step} step ({type(error).__name__}); please report"
-        return _failed(weights, False, None, reference_objective, reason)
-
-    def _reward(
-        self,
-        instance: InstanceT,
-        weights: RewardConfig,
-        verdict: Verdict,
-        reference_objective: Objective | None,
-    ) -> Score:
-        """The score of ``verdict`` against the reference objective and the instance's baseline."""
-        return _reward(self, weights, verdict, reference_objective, self.baseline(instance))
-
-    def score_many(
-        self,
-        instance: InstanceT,
-        completions: Sequence[str],
-        reference: Reference | Objective | None = None,
-        reward: RewardSpec = None,
-    ) -> list[Score]:
-        """Score a group of completions of one instance (the GRPO case); never raises.
-
-        Equal to :meth:`score` on each completion. A score depends on a completion only through
-        its answer text (what follows the last marker), so each completion's answer is extracted
-        once, and completions that differ in their reasoning but end in the same answer share
-        one (immutable) result: the answer is read, verified and rewarded once per group.
-        Each completion is bounded as in :meth:`score`: only its last
-        :data:`npgym.answer.MAX_SCAN_CHARS` characters are read.
-        """
-        weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
-        reference, reference_objective, memo = self._scoring(instance, reference, weights)
-        scores: list[Score] = []
-        by_tail: dict[str, Score] = {}  # what follows the last "Answer:" decides the score
-        by_answer: dict[str, Score] = {}
-        for text in completions:
-            if type(text) is not str:  # bytes, or no text at all: score() says what it is
-                scores.append(self.score(instance, text, reference, weights))
-                continue
-            text = bounded_text(text)
-            tail = answer_tail(text)
-            score = by_tail.get(tail) if tail is not None else None
-            if score is None:
-                try:
-                    segment = extract_answer(text)
-                except AnswerFormatError as error:
-                    score = _extract_failure(memo, weights, reference_objective, str(error))
-                except Exception as error:  # the last-resort guard (see _score_answer)
-                    score = self._guard(weights, reference_objective, "extract", error)
-                else:
-                    score = by_answer.get(segment)
-                    if score is None:
-                        score = by_answer[segment] = self._score_answer(
-                            instance, segment, weights, reference, reference_objective, memo
-                        )
-                if tail is not None:
-                    by_tail[tail] = score
-            scores.append(score)
-        return scores
+    score = scoring.score
+    score_many = scoring.score_many
+    _score_answer = scoring.score_answer
+    """The steps after extraction (``npgym.scoring.score_answer``); a family overrides them."""
+    _guard = scoring.guard
 
     def feedback(self, score: Score) -> str:
         """One line a model can act on: why the answer failed, or how good it was."""
@@ -508,168 +293,3 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
             return f"Feasible and optimal: {self.objective_name} {score.objective}."
         better = "lower" if self.sense == "min" else "higher"
         return f"Feasible, {self.objective_name} {score.objective}; the best known is {better}."
-
-
-def _extract_failure(
-    memo: ScoreMemo, weights: RewardConfig, reference_objective: Objective | None, reason: str
-) -> Score:
-    """The score of a completion with no answer to read (kept per reason)."""
-    key = ("extract", reason)
-    score = memo.get(key)
-    if score is None:
-        score = _failed(weights, False, None, reference_objective, reason)
-        _keep(memo, key, score)
-    return score
-
-
-def _reward(
-    task: Task[Any, Any],
-    weights: RewardConfig,
-    verdict: Verdict,
-    reference_objective: Objective | None,
-    baseline_objective: Objective | None,
-) -> Score:
-    """The score of an answer that parsed into the task's shape.
-
-    On a maximisation task an objective of 0 (the empty answer) is not a solution: it scores as
-    infeasible, in every preset. Under ``optimality="gap"`` the feasibility term runs linearly
-    from ``infeasible`` (no better than the baseline) to ``optimality_weight`` (optimal).
-    """
-    if not verdict.feasible:
-        reason = verdict.reason
-        return _failed(
-            weights, True, verdict.objective, reference_objective, reason, 0.0, baseline_objective
-        )
-    objective = verdict.objective
-    if task.sense == "max" and objective == 0:
-        return _failed(weights, True, 0, reference_objective, EMPTY_ANSWER, 0.0, baseline_objective)
-    ratio = task.ratio(objective, reference_objective)  # type: ignore[arg-type]
-    no_gain = _no_better(task.sense, objective, baseline_objective)
-    if weights.optimality == "ratio":
-        optimality = clip_ratio(ratio)
-        feasibility_reward = weights.optimality_weight * optimality
-    else:
-        if ratio >= 1.0 or objective is None:
-            optimality = 1.0
-        else:
-            optimality = gap_closed(
-                objective,
-                baseline_objective,
-                reference_objective,  # type: ignore[arg-type]
-                task.sense,
-            )
-        span = weights.optimality_weight - weights.infeasible
-        feasibility_reward = weights.infeasible + span * optimality
-    return Score(
-        reward=weights.format_ok + feasibility_reward,
-        format_ok=True,
-        feasible=True,
-        objective=objective,
-        reference_objective=reference_objective,
-        ratio=ratio,
-        optimality=optimality,
-        reason="",
-        format_reward=weights.format_ok,
-        feasibility_reward=feasibility_reward,
-        baseline_objective=baseline_objective,
-        no_better_than_baseline=no_gain,
-    )
-
-
-SCORE_MEMO_SIZE = 64
-"""Most scores :meth:`Task.score` keeps per instance, reward and reference objective.
-
-A score is a function of the verdict, the reference objective, the baseline and the weights
-alone; a fused kernel's result determines the verdict, and so does a word or a failure's step and
-reason. Completions that reach the same result (every optimal answer of a GRPO group, say) share
-one immutable :class:`Score`; every answer is still read and checked on each call."""
-SCORE_MEMOS_PER_INSTANCE = 4
-"""Most (reward config, reference objective) pairs whose scores an instance keeps, the least
-recently used dropped first: a trainer that varies its rewards or references, call after call,
-keeps at most 4 x :data:`SCORE_MEMO_SIZE` scores per instance (about 60 KB)."""
-_MEMOS_KEY = "score_memos"
-"""Where the score memos live in the instance's cache (see :meth:`Instance.cached`)."""
-_WORD_KEY_CHARS = 64
-"""Longest word answer whose score is kept (a longer one is scored each time)."""
-_SCAN_STARTS = "[(" + WHITESPACE
-"""The first characters of every answer the scanner reads (the empty answer is among them)."""
-
-ScoreMemo = dict[Any, Score]
-
-
-def _keep(memo: ScoreMemo, key: Any, score: Score) -> None:
-    """Keep ``score`` under ``key`` while the memo holds fewer than :data:`SCORE_MEMO_SIZE`, so
-    hostile answers cannot grow it without bound."""
-    if len(memo) < SCORE_MEMO_SIZE:
-        memo[key] = score
-
-
-EMPTY_ANSWER = "empty answer"
-"""The reason given when a maximisation answer has objective 0: the empty set is no solution."""
-
-
-def _no_better(sense: Sense, objective: Objective | None, baseline: Objective | None) -> bool:
-    """Whether a feasible answer's objective fails to improve on the baseline's."""
-    if objective is None or baseline is None:
-        return False
-    return objective <= baseline if sense == "max" else objective >= baseline
-
-
-def _format_credit(
-    weights: RewardConfig, step: str, value: Any, reference: Reference | Objective
-) -> float:
-    """Partial credit for an unparseable answer: marker found, bracketed value, right outline.
-
-    ``step`` is the parse step that failed: past ``extract`` the marker was found; past
-    ``tokenise`` a value was read, which earns more if it is a list, and more again if it has
-    the nesting and lengths of the reference solution (when the reference carries one).
-    """
-    if step == "extract":
-        return 0.0
-    credit = weights.marker_credit
-    if step != "shape" or not _is_list(value):
-        return credit
-    credit += weights.value_credit
-    if isinstance(reference, Reference) and _outline(value) == _outline(reference.solution):
-        credit += weights.shape_credit
-    return credit
-
-
-def _is_list(value: Any) -> bool:
-    """Whether a parsed value is a list: plain, or as the scanner makes them (arrays, rows)."""
-    return isinstance(value, (list, np.ndarray, IntRows))
-
-
-def _outline(value: Any) -> Any:
-    """The nesting and lengths of a value, without its entries (``None`` for a scalar)."""
-    if isinstance(value, (np.ndarray, IntRows)):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_outline(item) for item in value]
-    return None
-
-
-def _failed(
-    weights: RewardConfig,
-    format_ok: bool,
-    objective: Objective | None,
-    reference_objective: Objective | None,
-    reason: str,
-    credit: float = 0.0,
-    baseline_objective: Objective | None = None,
-) -> Score:
-    """The score of an answer that failed to parse (plus any graded ``credit``) or is infeasible."""
-    format_reward = (weights.format_ok if format_ok else weights.format_fail) + credit
-    return Score(
-        reward=format_reward + weights.infeasible,
-        format_ok=format_ok,
-        feasible=False,
-        objective=objective,
-        reference_objective=reference_objective,
-        ratio=None,
-        optimality=0.0,
-        reason=reason,
-        format_reward=format_reward,
-        feasibility_reward=weights.infeasible,
-        baseline_objective=baseline_objective,
-    )

@@ -30,7 +30,8 @@ from npgym.config import TIER_DIFFICULTY, TIERS
 from npgym.registry import env_id
 from npgym.results import Reference
 from npgym.reward import clip_ratio
-from npgym.task import GUARD_TRIPS, Task
+from npgym.scoring import GUARD_TRIPS
+from npgym.task import Task
 
 GOLDEN_SEEDS = (0, 1, 2)
 """Seeds whose instances and prompts a golden file pins; the first one's reference too."""

@@ -55,7 +55,7 @@ import pytest  # noqa: E402
 @pytest.fixture(autouse=True)
 def _score_guard_never_trips():
     """Fail any test during which ``Task.score``'s last-resort guard caught an exception."""
-    from npgym.task import GUARD_TRIPS
+    from npgym.scoring import GUARD_TRIPS
 
     before = GUARD_TRIPS.copy()
     yield

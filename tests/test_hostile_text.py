@@ -6,7 +6,7 @@ Unicode categories Zs, Zl, Zp and Cc, and every character that ``str.split()``, 
 ``\\s`` and ``int()`` disagree on, as the separator inside an answer, as padding around it and
 next to the ``Answer:`` marker, on every task; then fuzz with hypothesis and, in the slow suite,
 with 100,000 seeded completions per task. The autouse fixture in ``conftest.py`` fails any test
-in which :data:`npgym.task.GUARD_TRIPS` moves, so the last-resort guard can never hide a bug.
+in which :data:`npgym.scoring.GUARD_TRIPS` moves, so the last-resort guard can never hide a bug.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import npgym
 from npgym.answer import AnswerFormatError, parse_answer
 from npgym.integrations import trl as npgym_trl
-from npgym.task import _MEMOS_KEY, GUARD_TRIPS, SCORE_MEMO_SIZE
+from npgym.scoring import GUARD_TRIPS, MEMOS_KEY, SCORE_MEMO_SIZE
 
 TASK_NAMES = npgym.list_tasks()
 SEPARATOR_CATEGORIES = ("Zs", "Zl", "Zp", "Cc")
@@ -295,7 +295,7 @@ def test_kept_scores_are_bounded_and_change_nothing() -> None:
     answers = [f"Answer: [{i}, {i + 1}]" for i in range(3 * SCORE_MEMO_SIZE)]
     answers += [f"Answer: word{chr(97 + i % 26) * (i % 50)}" for i in range(600)]
     scores = [task.score(instance, text, reference) for text in answers]
-    kept = [memo for _, memo in instance.__pydantic_private__["_cache"][_MEMOS_KEY].values()]
+    kept = [memo for _, memo in instance.__pydantic_private__["_cache"][MEMOS_KEY].values()]
     assert kept and all(len(memo) <= SCORE_MEMO_SIZE for memo in kept)
     fresh = [task.score(instance.model_copy(), text, reference) for text in answers[-50:]]
     assert scores[-50:] == fresh

@@ -19,7 +19,7 @@ from npgym.answer import MAX_SCAN_BYTES, MAX_SCAN_CHARS, decode_completion
 from npgym.integrations.verl import compute_score
 from npgym.results import MAX_REFERENCE_MAGNITUDE, Reference
 from npgym.reward import MAX_REWARD_WEIGHT, RewardConfig
-from npgym.task import _MEMOS_KEY, SCORE_MEMO_SIZE, SCORE_MEMOS_PER_INSTANCE
+from npgym.scoring import MEMOS_KEY, SCORE_MEMO_SIZE, SCORE_MEMOS_PER_INSTANCE
 
 BAD_REFERENCES = [
     "abc",
@@ -45,7 +45,7 @@ def _knapsack() -> tuple[npgym.Task, npgym.Instance, Reference]:
 
 
 def _memos(instance: npgym.Instance) -> dict:
-    return instance.__pydantic_private__["_cache"][_MEMOS_KEY]
+    return instance.__pydantic_private__["_cache"][MEMOS_KEY]
 
 
 def _rss_mb() -> float:

@@ -39,8 +39,8 @@ from npgym.families.base import (
 from npgym.instance import Instance, derived
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score, Verdict
-from npgym.reward import RewardConfig
-from npgym.task import Task, _failed, _reward
+from npgym.reward import RewardConfig, failed_score, verdict_score
+from npgym.task import Task
 
 MAX_CANDIDATES = 8
 KINDS = ("greedy", "random", "near miss", "infeasible near miss")
@@ -286,8 +286,10 @@ class AggregateTask(FamilyTask[AggregateInstance, AggregateConfig]):
         reference_objective = reference.objective if isinstance(reference, Reference) else reference
         verdict = self.check(instance, solution)
         if not verdict.feasible:
-            return _failed(weights, True, verdict.objective, reference_objective, verdict.reason)
-        score = _reward(self, weights, verdict, reference_objective, None)
+            return failed_score(
+                weights, True, verdict.objective, reference_objective, verdict.reason
+            )
+        score = verdict_score(weights, verdict, reference_objective, None, self.sense, self.ratio)
         bonus = instance.bonus if self.beats_candidates(instance, verdict.objective) else 0.0
         return FamilyScore(
             **score.to_dict()

@@ -19,8 +19,9 @@ from npgym.config import MAX_DIFFICULTY, TIERS, GeneratorConfig
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score
-from npgym.reward import RewardConfig
-from npgym.task import ScoreMemo, Task, _failed
+from npgym.reward import RewardConfig, failed_score
+from npgym.scoring import ScoreMemo
+from npgym.task import Task
 
 Tier = Literal["easy", "medium", "hard", "benchmark"]
 
@@ -126,7 +127,7 @@ class FamilyTask(Task[InstanceT, ConfigT]):
                 step = "shape"
                 solution = self.to_solution(value)
             except AnswerFormatError as error:
-                return _failed(weights, False, None, reference_objective, str(error))
+                return failed_score(weights, False, None, reference_objective, str(error))
             step = "verify"
             return self.score_solution(instance, solution, reference, weights)
         except Exception as error:  # the last-resort guard: a bug, never a model's fault

@@ -46,8 +46,7 @@ from npgym.families.base import (
 from npgym.instance import Instance, derived
 from npgym.registry import get_task, list_tasks
 from npgym.results import Objective, Reference, Score, Verdict
-from npgym.reward import RewardConfig
-from npgym.task import _failed, _reward
+from npgym.reward import RewardConfig, failed_score, verdict_score
 
 MAX_PARTS = 8
 MAX_DEPTH = 6
@@ -284,7 +283,7 @@ class ComposeTask(FamilyTask[ComposeInstance, ComposeConfig]):
         try:
             shaped = self.shape_parts(instance, solution)
         except AnswerFormatError as error:
-            return _failed(weights, False, None, count, str(error))
+            return failed_score(weights, False, None, count, str(error))
         scores: list[Score] = []
         objectives = self._part_objectives(instance, reference)
         for part, answer, objective in zip(
@@ -293,9 +292,14 @@ class ComposeTask(FamilyTask[ComposeInstance, ComposeConfig]):
             task = get_task(part.task)
             verdict = task.check(part, answer)
             if verdict.feasible:
-                scores.append(_reward(task, weights, verdict, objective, task.baseline(part)))
+                baseline = task.baseline(part)
+                scores.append(
+                    verdict_score(weights, verdict, objective, baseline, task.sense, task.ratio)
+                )
             else:
-                scores.append(_failed(weights, True, verdict.objective, objective, verdict.reason))
+                scores.append(
+                    failed_score(weights, True, verdict.objective, objective, verdict.reason)
+                )
         optimal = sum(score.feasible and score.optimality >= 1.0 for score in scores)
         feasible = all(score.feasible for score in scores)
         reason = "; ".join(
@@ -305,7 +309,7 @@ class ComposeTask(FamilyTask[ComposeInstance, ComposeConfig]):
         )
         if instance.mode == "all":
             if not feasible:
-                failed = _failed(weights, True, optimal, count, reason)
+                failed = failed_score(weights, True, optimal, count, reason)
                 return FamilyScore(**failed.to_dict() | {"parts": tuple(scores)})
             optimality = 1.0 if optimal == count else 0.0
             reward = weights.format_ok + weights.optimality_weight * optimality

@@ -54,8 +54,8 @@ from npgym.heuristics.hamiltonian_cycle import longest_cycle_dp
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score, Verdict
-from npgym.reward import RewardConfig
-from npgym.task import Task, _failed
+from npgym.reward import RewardConfig, failed_score
+from npgym.task import Task
 
 MAX_ANSWER_CHARS = 20_000
 MAX_NUMBERS = 2_000
@@ -438,7 +438,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
     ) -> Score:
         verdict = self.check(instance, solution)
         if not verdict.feasible:
-            return _failed(weights, True, None, 1, verdict.reason)
+            return failed_score(weights, True, None, 1, verdict.reason)
         # A valid instance earns the format term; the property earns the optimality term. The
         # base tasks' "empty answer" rule does not apply: objective 0 means the property fails.
         optimality = float(verdict.objective or 0)

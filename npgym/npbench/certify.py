@@ -28,7 +28,7 @@ from npgym.datasets import drawn, forbidden_fingerprints
 from npgym.npbench.build import BuildSpec, IntegrityError, load_manifest
 from npgym.progress import Progress
 from npgym.records import RecordError, load_row
-from npgym.task import DEFAULT_TIME_LIMIT
+from npgym.results import DEFAULT_TIME_LIMIT
 
 REGENERATED = "regenerated"
 DEEP = "deep"
