@@ -96,9 +96,9 @@ def graphs_and_answers(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
 @given(case=graphs_and_answers(), adjacent=st.booleans())
 def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]], adjacent: bool) -> None:
     adjacency, ids = case
-    kernel = check_vertex_set(adjacency, np.array(ids, dtype=np.int64), adjacent)
+    kernel = check_vertex_set(adjacency, adjacent, np.array(ids, dtype=np.int64))
     assert tuple(int(v) for v in kernel) == check_vertex_set_python(
-        adjacency.tolist(), ids, adjacent
+        adjacency.tolist(), adjacent, ids
     )
 
 

@@ -105,8 +105,8 @@ def graphs_and_answers(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
 @given(case=graphs_and_answers())
 def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]]) -> None:
     adjacency, ids = case
-    kernel = check_vertex_set(adjacency, np.array(ids, dtype=np.int64), False)
-    assert tuple(int(v) for v in kernel) == check_vertex_set_python(adjacency.tolist(), ids, False)
+    kernel = check_vertex_set(adjacency, False, np.array(ids, dtype=np.int64))
+    assert tuple(int(v) for v in kernel) == check_vertex_set_python(adjacency.tolist(), False, ids)
 
 
 def test_reference_agrees_with_brute_force_on_tiny_graphs() -> None:

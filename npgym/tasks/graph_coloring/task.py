@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from npgym.answer import as_int_array
 from npgym.heuristics import graph_coloring as solvers
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.graph_coloring import generator, prompt
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 from npgym.tasks.graph_coloring.verifier import (
-    OK,
     check_coloring,
     check_coloring_python,
     reason,
@@ -21,7 +19,7 @@ from npgym.tasks.graph_coloring.verifier import (
 )
 
 
-class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfig]):
+class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColoringConfig]):
     """Graph colouring: colour the vertices so adjacent ones differ, with the fewest colours.
 
     Answer: ``[c0, c1, ..., c(n-1)]``, the colour of each vertex in vertex order. Colours are
@@ -48,32 +46,20 @@ class GraphColoringTask(Task[GraphColoringInstance, generator.GraphColoringConfi
     drawer = "npgym.tasks.graph_coloring.render:draw"
     variant_maker = "npgym.tasks.graph_coloring.variants:make_variant"
 
-    def build(
-        self, rng: np.random.Generator, config: generator.GraphColoringConfig
-    ) -> dict[str, Any]:
-        return generator.build(rng, config)
+    build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
+    kernel = staticmethod(check_coloring)
+    twin = staticmethod(check_coloring_python)
+    answer_name = "colouring"
 
-    def prompt(self, instance: GraphColoringInstance) -> str:
-        return prompt.render(instance)
-
-    def to_solution(self, value: Any) -> np.ndarray:
-        return as_int_array(value, "colouring")
-
-    def check(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
-        return self.verdict(instance, check_coloring(instance.n, instance.edge_array, solution))
+    def kernel_arguments(self, instance: GraphColoringInstance) -> tuple[int, np.ndarray]:
+        return (instance.n, instance.edge_array)
 
     def check_answer(self, instance: GraphColoringInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_coloring(answer, instance.n, instance.edge_array)
 
-    def verdict(self, instance: GraphColoringInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, c, used = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, c, instance.n))
-        return Verdict(True, int(used))
-
-    def check_python(self, instance: GraphColoringInstance, solution: np.ndarray) -> Verdict:
-        result = check_coloring_python(instance.n, list(instance.edges), solution.tolist())
-        return self.verdict(instance, result)
+    def explain(self, instance: GraphColoringInstance, result: tuple[int, ...]) -> str:
+        return reason(result[0], result[1], result[2], result[3], instance.n)
 
     def random_solution(
         self, instance: GraphColoringInstance, rng: np.random.Generator

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from npgym.answer import as_int_array
 from npgym.heuristics import hamiltonian_cycle as solvers
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.hamiltonian_cycle import generator, prompt
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
 from npgym.tasks.hamiltonian_cycle.verifier import (
-    OK,
     check_cycle,
     check_cycle_python,
     reason,
@@ -21,7 +19,7 @@ from npgym.tasks.hamiltonian_cycle.verifier import (
 )
 
 
-class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianCycleConfig]):
+class HamiltonianCycleTask(KernelTask[HamiltonianCycleInstance, generator.HamiltonianCycleConfig]):
     """Longest cycle: find a simple cycle through as many vertices as possible (n if Hamiltonian).
 
     Answer: ``[v0, v1, ..., v0]``, the closing vertex required, any start and direction, at least
@@ -50,32 +48,20 @@ class HamiltonianCycleTask(Task[HamiltonianCycleInstance, generator.HamiltonianC
     drawer = "npgym.tasks.hamiltonian_cycle.render:draw"
     variant_maker = "npgym.tasks.hamiltonian_cycle.variants:make_variant"
 
-    def build(
-        self, rng: np.random.Generator, config: generator.HamiltonianCycleConfig
-    ) -> dict[str, Any]:
-        return generator.build(rng, config)
+    build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
+    kernel = staticmethod(check_cycle)
+    twin = staticmethod(check_cycle_python)
+    answer_name = "cycle"
 
-    def prompt(self, instance: HamiltonianCycleInstance) -> str:
-        return prompt.render(instance)
-
-    def to_solution(self, value: Any) -> np.ndarray:
-        return as_int_array(value, "cycle")
-
-    def check(self, instance: HamiltonianCycleInstance, solution: np.ndarray) -> Verdict:
-        return self.verdict(instance, check_cycle(instance.adjacency, solution))
+    def kernel_arguments(self, instance: HamiltonianCycleInstance) -> tuple[np.ndarray]:
+        return (instance.adjacency,)
 
     def check_answer(self, instance: HamiltonianCycleInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_cycle(answer, instance.adjacency)
 
-    def verdict(self, instance: HamiltonianCycleInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, length = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, int(length))
-
-    def check_python(self, instance: HamiltonianCycleInstance, solution: np.ndarray) -> Verdict:
-        result = check_cycle_python(instance.adjacency.tolist(), solution.tolist())
-        return self.verdict(instance, result)
+    def explain(self, instance: HamiltonianCycleInstance, result: tuple[int, ...]) -> str:
+        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(
         self, instance: HamiltonianCycleInstance, rng: np.random.Generator

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from npgym.answer import as_int_array
 from npgym.heuristics import knapsack as solvers
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.knapsack import generator, prompt
 from npgym.tasks.knapsack.instance import KnapsackInstance
 from npgym.tasks.knapsack.verifier import (
-    OK,
     check_selection,
     check_selection_python,
     reason,
@@ -21,7 +19,7 @@ from npgym.tasks.knapsack.verifier import (
 )
 
 
-class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
+class KnapsackTask(KernelTask[KnapsackInstance, generator.KnapsackConfig]):
     """0/1 Knapsack: the most valuable set of items whose total weight fits the capacity.
 
     Answer: ``[i1, i2, ...]``, distinct item numbers in any order (a repeated item is
@@ -41,34 +39,22 @@ class KnapsackTask(Task[KnapsackInstance, generator.KnapsackConfig]):
     drawer = "npgym.tasks.knapsack.render:draw"
     variant_maker = "npgym.tasks.knapsack.variants:make_variant"
 
-    def build(self, rng: np.random.Generator, config: generator.KnapsackConfig) -> dict[str, Any]:
-        return generator.build(rng, config)
+    build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
+    kernel = staticmethod(check_selection)
+    twin = staticmethod(check_selection_python)
+    answer_name = "list of items"
 
-    def prompt(self, instance: KnapsackInstance) -> str:
-        return prompt.render(instance)
-
-    def to_solution(self, value: Any) -> np.ndarray:
-        return as_int_array(value, "list of items")
-
-    def check(self, instance: KnapsackInstance, solution: np.ndarray) -> Verdict:
-        weights, values = instance.weight_array, instance.value_array
-        return self.verdict(instance, check_selection(weights, values, instance.capacity, solution))
+    def kernel_arguments(self, instance: KnapsackInstance) -> tuple[np.ndarray, np.ndarray, int]:
+        return (instance.weight_array, instance.value_array, instance.capacity)
 
     def check_answer(self, instance: KnapsackInstance, answer: bytes) -> tuple[int, ...]:
-        weights, values = instance.weight_array, instance.value_array
-        return scan_check_selection(answer, weights, values, instance.capacity)
-
-    def verdict(self, instance: KnapsackInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, total = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, int(total))
-
-    def check_python(self, instance: KnapsackInstance, solution: np.ndarray) -> Verdict:
-        result = check_selection_python(
-            list(instance.weights), list(instance.values), instance.capacity, solution.tolist()
+        return scan_check_selection(
+            answer, instance.weight_array, instance.value_array, instance.capacity
         )
-        return self.verdict(instance, result)
+
+    def explain(self, instance: KnapsackInstance, result: tuple[int, ...]) -> str:
+        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(self, instance: KnapsackInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(len(instance.weights)) < 0.5).tolist()

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from npgym.answer import as_int_array
 from npgym.heuristics import cliques as solvers
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.max_clique import generator, prompt
 from npgym.tasks.max_clique.instance import MaxCliqueInstance
 from npgym.tasks.max_clique.verifier import (
-    OK,
     check_vertex_set,
     check_vertex_set_python,
     reason,
@@ -24,7 +22,7 @@ HEURISTIC_SOLVER = "greedy + (1,2)-swap local search; greedy colouring bound"
 EXACT_SOLVER = "branch and bound (MCQ, greedy colouring bounds)"
 
 
-class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
+class MaxCliqueTask(KernelTask[MaxCliqueInstance, generator.MaxCliqueConfig]):
     """Maximum clique: find a largest set of pairwise adjacent vertices.
 
     Answer: a list of distinct vertex ids in any order, e.g. ``[0, 2, 5]``; the objective is its
@@ -46,8 +44,10 @@ class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
     drawer = "npgym.tasks.max_clique.render:draw"
     variant_maker = "npgym.tasks.max_clique.variants:make_variant"
 
-    def build(self, rng: np.random.Generator, config: generator.MaxCliqueConfig) -> dict[str, Any]:
-        return generator.build(rng, config)
+    build = staticmethod(generator.build)
+    kernel = staticmethod(check_vertex_set)
+    twin = staticmethod(check_vertex_set_python)
+    answer_name = "vertex list"
 
     def prompt(self, instance: MaxCliqueInstance) -> str:
         return prompt.render(
@@ -57,24 +57,14 @@ class MaxCliqueTask(Task[MaxCliqueInstance, generator.MaxCliqueConfig]):
             "every two vertices are joined by an edge",
         )
 
-    def to_solution(self, value: Any) -> np.ndarray:
-        return as_int_array(value, "vertex list")
-
-    def check(self, instance: MaxCliqueInstance, solution: np.ndarray) -> Verdict:
-        return self.verdict(instance, check_vertex_set(instance.adjacency, solution, True))
+    def kernel_arguments(self, instance: MaxCliqueInstance) -> tuple[np.ndarray, bool]:
+        return (instance.adjacency, True)
 
     def check_answer(self, instance: MaxCliqueInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_vertex_set(answer, instance.adjacency, True)
 
-    def verdict(self, instance: MaxCliqueInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, size = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n, True))
-        return Verdict(True, int(size))
-
-    def check_python(self, instance: MaxCliqueInstance, solution: np.ndarray) -> Verdict:
-        adjacency = instance.adjacency.tolist()
-        return self.verdict(instance, check_vertex_set_python(adjacency, solution.tolist(), True))
+    def explain(self, instance: MaxCliqueInstance, result: tuple[int, ...]) -> str:
+        return reason(result[0], result[1], result[2], instance.n, True)
 
     def random_solution(self, instance: MaxCliqueInstance, rng: np.random.Generator) -> list[int]:
         return random_vertex_set(instance.n, rng)

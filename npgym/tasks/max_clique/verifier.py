@@ -27,7 +27,7 @@ OK, OUT_OF_RANGE, REPEATED, BAD_PAIR = IDS_OK, ID_OUT_OF_RANGE, ID_REPEATED, 3
 
 
 @njit
-def check_vertex_set(adj: np.ndarray, ids: np.ndarray, adjacent: bool) -> tuple[int, int, int, int]:
+def check_vertex_set(adj: np.ndarray, adjacent: bool, ids: np.ndarray) -> tuple[int, int, int, int]:
     """Check that ``ids`` are distinct vertices, pairwise adjacent (``adjacent``) or pairwise
     non-adjacent (numba)."""
     code, value, _ = check_ids(ids, adj.shape[0])
@@ -49,11 +49,11 @@ def scan_check_vertex_set(
     scanned, ids = scan_flat(answer)
     if not scanned:
         return NOT_SCANNED, 0, 0, 0
-    return check_vertex_set(adj, ids, adjacent)
+    return check_vertex_set(adj, adjacent, ids)
 
 
 def check_vertex_set_python(
-    adj: list[list[bool]], ids: list[int], adjacent: bool
+    adj: list[list[bool]], adjacent: bool, ids: list[int]
 ) -> tuple[int, int, int, int]:
     """Pure-Python twin of :func:`check_vertex_set`, on lists."""
     code, value, _ = check_ids_python(ids, len(adj))

@@ -3,20 +3,18 @@ together."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from npgym.answer import as_int_array
 from npgym.heuristics.cliques import greedy_clique, is_clique
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.max_clique import prompt
 from npgym.tasks.max_clique.task import clique_reference, random_vertex_set
 from npgym.tasks.max_independent_set import generator
 from npgym.tasks.max_independent_set.instance import MaxIndependentSetInstance
 from npgym.tasks.max_independent_set.verifier import (
-    OK,
     check_vertex_set,
     check_vertex_set_python,
     reason,
@@ -24,7 +22,9 @@ from npgym.tasks.max_independent_set.verifier import (
 )
 
 
-class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndependentSetConfig]):
+class MaxIndependentSetTask(
+    KernelTask[MaxIndependentSetInstance, generator.MaxIndependentSetConfig]
+):
     """Maximum independent set: find a largest set of vertices no two of which are adjacent.
 
     Answer: a list of distinct vertex ids in any order, e.g. ``[0, 2, 5]``; the objective is its
@@ -47,10 +47,10 @@ class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndepen
     drawer = "npgym.tasks.max_independent_set.render:draw"
     variant_maker = "npgym.tasks.max_independent_set.variants:make_variant"
 
-    def build(
-        self, rng: np.random.Generator, config: generator.MaxIndependentSetConfig
-    ) -> dict[str, Any]:
-        return generator.build(rng, config)
+    build = staticmethod(generator.build)
+    kernel = staticmethod(check_vertex_set)
+    twin = staticmethod(check_vertex_set_python)
+    answer_name = "vertex list"
 
     def prompt(self, instance: MaxIndependentSetInstance) -> str:
         return prompt.render(
@@ -60,24 +60,14 @@ class MaxIndependentSetTask(Task[MaxIndependentSetInstance, generator.MaxIndepen
             "no two vertices are joined by an edge",
         )
 
-    def to_solution(self, value: Any) -> np.ndarray:
-        return as_int_array(value, "vertex list")
-
-    def check(self, instance: MaxIndependentSetInstance, solution: np.ndarray) -> Verdict:
-        return self.verdict(instance, check_vertex_set(instance.adjacency, solution, False))
+    def kernel_arguments(self, instance: MaxIndependentSetInstance) -> tuple[np.ndarray, bool]:
+        return (instance.adjacency, False)
 
     def check_answer(self, instance: MaxIndependentSetInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_vertex_set(answer, instance.adjacency, False)
 
-    def verdict(self, instance: MaxIndependentSetInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, size = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, int(size))
-
-    def check_python(self, instance: MaxIndependentSetInstance, solution: np.ndarray) -> Verdict:
-        adjacency = instance.adjacency.tolist()
-        return self.verdict(instance, check_vertex_set_python(adjacency, solution.tolist(), False))
+    def explain(self, instance: MaxIndependentSetInstance, result: tuple[int, ...]) -> str:
+        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(
         self, instance: MaxIndependentSetInstance, rng: np.random.Generator

@@ -54,13 +54,8 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
     drawer = "npgym.tasks.meeting_scheduling.render:draw"
     variant_maker = "npgym.tasks.meeting_scheduling.variants:make_variant"
 
-    def build(
-        self, rng: np.random.Generator, config: generator.MeetingSchedulingConfig
-    ) -> dict[str, Any]:
-        return generator.build(rng, config)
-
-    def prompt(self, instance: MeetingSchedulingInstance) -> str:
-        return prompt.render(instance)
+    build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
 
     def to_solution(self, value: Any) -> np.ndarray:
         """A ``(k, 3)`` int64 array of ``[meeting, room, start]`` rows."""

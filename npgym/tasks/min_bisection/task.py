@@ -8,12 +8,11 @@ import numpy as np
 
 from npgym.answer import AnswerFormatError, IntRows, as_int_array, as_list
 from npgym.heuristics import min_bisection as solvers
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.min_bisection import generator, prompt
 from npgym.tasks.min_bisection.instance import MinBisectionInstance
 from npgym.tasks.min_bisection.verifier import (
-    OK,
     check_bisection,
     check_bisection_python,
     reason,
@@ -21,7 +20,7 @@ from npgym.tasks.min_bisection.verifier import (
 )
 
 
-class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig]):
+class MinBisectionTask(KernelTask[MinBisectionInstance, generator.MinBisectionConfig]):
     """Minimum bisection: split a weighted graph into two halves with the least cut weight.
 
     Answer: ``[[part A], [part B]]``; every vertex in exactly one part, sizes differing by at
@@ -45,13 +44,10 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
     drawer = "npgym.tasks.min_bisection.render:draw"
     variant_maker = "npgym.tasks.min_bisection.variants:make_variant"
 
-    def build(
-        self, rng: np.random.Generator, config: generator.MinBisectionConfig
-    ) -> dict[str, Any]:
-        return generator.build(rng, config)
-
-    def prompt(self, instance: MinBisectionInstance) -> str:
-        return prompt.render(instance)
+    build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
+    kernel = staticmethod(check_bisection)
+    twin = staticmethod(check_bisection_python)
 
     def to_solution(self, value: Any) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(value, IntRows) and len(value) == 2:  # the parser's list of two lists
@@ -63,26 +59,19 @@ class MinBisectionTask(Task[MinBisectionInstance, generator.MinBisectionConfig])
             )
         return as_int_array(items[0], "part A"), as_int_array(items[1], "part B")
 
-    def check(
-        self, instance: MinBisectionInstance, solution: tuple[np.ndarray, np.ndarray]
-    ) -> Verdict:
-        return self.verdict(instance, check_bisection(instance.n, instance.edge_array, *solution))
+    def solution_parts(
+        self, solution: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return solution
+
+    def kernel_arguments(self, instance: MinBisectionInstance) -> tuple[int, np.ndarray]:
+        return (instance.n, instance.edge_array)
 
     def check_answer(self, instance: MinBisectionInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_bisection(answer, instance.n, instance.edge_array)
 
-    def verdict(self, instance: MinBisectionInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, cut = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, int(cut))
-
-    def check_python(
-        self, instance: MinBisectionInstance, solution: tuple[np.ndarray, np.ndarray]
-    ) -> Verdict:
-        part_a, part_b = (part.tolist() for part in solution)
-        edges = [list(edge) for edge in instance.edges]
-        return self.verdict(instance, check_bisection_python(instance.n, edges, part_a, part_b))
+    def explain(self, instance: MinBisectionInstance, result: tuple[int, ...]) -> str:
+        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(
         self, instance: MinBisectionInstance, rng: np.random.Generator

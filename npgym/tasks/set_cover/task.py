@@ -50,11 +50,8 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
     drawer = "npgym.tasks.set_cover.render:draw"
     variant_maker = "npgym.tasks.set_cover.variants:make_variant"
 
-    def build(self, rng: np.random.Generator, config: generator.SetCoverConfig) -> dict[str, Any]:
-        return generator.build(rng, config)
-
-    def prompt(self, instance: SetCoverInstance) -> str:
-        return prompt.render(instance)
+    build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
 
     def to_solution(self, value: Any) -> np.ndarray | str:
         if isinstance(value, str):

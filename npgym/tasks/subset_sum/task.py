@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from npgym.answer import as_int_array
 from npgym.heuristics import subset_sum as solvers
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.subset_sum import generator, prompt
 from npgym.tasks.subset_sum.instance import SubsetSumInstance
 from npgym.tasks.subset_sum.verifier import (
-    OK,
     check_subset,
     check_subset_python,
     reason,
@@ -21,7 +19,7 @@ from npgym.tasks.subset_sum.verifier import (
 )
 
 
-class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
+class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
     """Subset Sum, maximum-cardinality variant: the most distinct indices summing to the target.
 
     Answer: ``[i1, i2, ...]``, distinct indices in any order (a repeated index is infeasible, as
@@ -42,30 +40,20 @@ class SubsetSumTask(Task[SubsetSumInstance, generator.SubsetSumConfig]):
     drawer = "npgym.tasks.subset_sum.render:draw"
     variant_maker = "npgym.tasks.subset_sum.variants:make_variant"
 
-    def build(self, rng: np.random.Generator, config: generator.SubsetSumConfig) -> dict[str, Any]:
-        return generator.build(rng, config)
+    build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
+    kernel = staticmethod(check_subset)
+    twin = staticmethod(check_subset_python)
+    answer_name = "list of indices"
 
-    def prompt(self, instance: SubsetSumInstance) -> str:
-        return prompt.render(instance)
-
-    def to_solution(self, value: Any) -> np.ndarray:
-        return as_int_array(value, "list of indices")
-
-    def check(self, instance: SubsetSumInstance, solution: np.ndarray) -> Verdict:
-        return self.verdict(instance, check_subset(instance.array, instance.target, solution))
+    def kernel_arguments(self, instance: SubsetSumInstance) -> tuple[np.ndarray, int]:
+        return (instance.array, instance.target)
 
     def check_answer(self, instance: SubsetSumInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_subset(answer, instance.array, instance.target)
 
-    def verdict(self, instance: SubsetSumInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, count = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, int(count))
-
-    def check_python(self, instance: SubsetSumInstance, solution: np.ndarray) -> Verdict:
-        result = check_subset_python(list(instance.numbers), instance.target, solution.tolist())
-        return self.verdict(instance, result)
+    def explain(self, instance: SubsetSumInstance, result: tuple[int, ...]) -> str:
+        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(self, instance: SubsetSumInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(len(instance.numbers)) < 0.5).tolist()

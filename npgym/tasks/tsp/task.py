@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from npgym.answer import as_int_array
 from npgym.heuristics import tsp as solvers
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.tsp import generator, prompt
 from npgym.tasks.tsp.instance import TSPInstance
-from npgym.tasks.tsp.verifier import OK, check_tour, check_tour_python, reason, scan_check_tour
+from npgym.tasks.tsp.verifier import check_tour, check_tour_python, reason, scan_check_tour
 
 
-class TSPTask(Task[TSPInstance, generator.TSPConfig]):
+class TSPTask(KernelTask[TSPInstance, generator.TSPConfig]):
     """Symmetric TSP: find the shortest closed tour through all cities.
 
     Answer: ``[c0, c1, ..., c0]``, the closing city required, any start. Reference: the best of
@@ -33,30 +32,20 @@ class TSPTask(Task[TSPInstance, generator.TSPConfig]):
     drawer = "npgym.tasks.tsp.render:draw"
     variant_maker = "npgym.tasks.tsp.variants:make_variant"
 
-    def build(self, rng: np.random.Generator, config: generator.TSPConfig) -> dict[str, Any]:
-        return generator.build(rng, config)
+    build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
+    kernel = staticmethod(check_tour)
+    twin = staticmethod(check_tour_python)
+    answer_name = "tour"
 
-    def prompt(self, instance: TSPInstance) -> str:
-        return prompt.render(instance)
-
-    def to_solution(self, value: Any) -> np.ndarray:
-        return as_int_array(value, "tour")
-
-    def check(self, instance: TSPInstance, solution: np.ndarray) -> Verdict:
-        return self.verdict(instance, check_tour(instance.matrix, solution))
+    def kernel_arguments(self, instance: TSPInstance) -> tuple[np.ndarray]:
+        return (instance.matrix,)
 
     def check_answer(self, instance: TSPInstance, answer: bytes) -> tuple[int, ...]:
         return scan_check_tour(answer, instance.matrix)
 
-    def verdict(self, instance: TSPInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, length = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, b, instance.n))
-        return Verdict(True, int(length))
-
-    def check_python(self, instance: TSPInstance, solution: np.ndarray) -> Verdict:
-        distances = [list(row) for row in instance.distances]
-        return self.verdict(instance, check_tour_python(distances, solution.tolist()))
+    def explain(self, instance: TSPInstance, result: tuple[int, ...]) -> str:
+        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(self, instance: TSPInstance, rng: np.random.Generator) -> list[int]:
         tour = rng.permutation(instance.n).tolist()
