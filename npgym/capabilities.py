@@ -82,7 +82,20 @@ def capability(task: Task[Any, Any], name: str) -> Any:
     return value
 
 
-def _import(task: Task[Any, Any], name: str, target: str) -> Any:
+def check_declarations(task_class: type[Task[Any, Any]]) -> None:
+    """Resolve and check every capability ``task_class`` declares, as registration does: a
+    malformed one raises :class:`MalformedCapabilityError` before any mode asks for it."""
+    for name in CAPABILITIES:
+        value = getattr(task_class, name, None)
+        if value is not None:
+            _check(
+                task_class,
+                name,
+                _import(task_class, name, value) if isinstance(value, str) else value,
+            )
+
+
+def _import(task: Task[Any, Any] | type[Task[Any, Any]], name: str, target: str) -> Any:
     """The object a lazy ``"module:attribute"`` declaration names."""
     module_name, colon, attribute = target.partition(":")
     if not colon or not module_name or not attribute:
@@ -97,7 +110,7 @@ def _import(task: Task[Any, Any], name: str, target: str) -> Any:
         ) from error
 
 
-def _check(task: Task[Any, Any], name: str, value: Any) -> None:
+def _check(task: Task[Any, Any] | type[Task[Any, Any]], name: str, value: Any) -> None:
     """Refuse a declaration of the wrong kind."""
     if name == "episode":
         if not (isinstance(value, type) and _is_episode_class(value)):

@@ -8,6 +8,7 @@ are imported on first use, so ``import npgym`` stays cheap. Tasks in other packa
 from __future__ import annotations
 
 import importlib
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any, get_args
 
+from npgym.capabilities import MalformedCapabilityError, check_declarations
 from npgym.config import TIERS
 from npgym.task import Category, Task
 
@@ -38,6 +40,13 @@ CURRICULUM_ENV_ID = f"{ENV_NAMESPACE}/Curriculum"
 ENTRY_POINT_GROUP = "npgym.tasks"
 """Entry-point group through which installed packages add tasks."""
 ENV_ENTRY_POINT = "npgym.env:make_env"
+FAMILY_PREFIXES = ("Compose-", "Aggregate-", "Invert-")
+"""Name prefixes reserved for the task families (:mod:`npgym.families`): no task takes them."""
+MAX_TASK_NAME_CHARS = 64
+"""Longest task name a plug-in may register (it becomes part of every env id)."""
+TASK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+"""What a plug-in's task name looks like: a letter, then letters, digits and underscores (a
+``-`` or ``/`` would make its env ids ``npgym/<name>-<tier>`` ambiguous)."""
 
 
 @dataclass(frozen=True)
@@ -116,16 +125,38 @@ def register_task(task_class: type[Task[Any, Any]] | str) -> str:
         path = f"{task_class.__module__}:{task_class.__qualname__}"
         if _import(path) is not task_class:
             raise ValueError(f"{task_class.__qualname__} must be a module-level class ({path})")
-    name = getattr(task_class, "name", None)
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"{path} sets no task name")
-    taken = TASKS.get(name)
-    if taken is None:
-        TASKS[name] = path
-    elif taken != path and _import(taken) is not task_class:
-        raise ValueError(f"task name {name!r} is taken by {taken}")
+    declared_name = getattr(task_class, "name", None)
+    name = declared_name if isinstance(declared_name, str) else ""
+    package = task_class.__module__.partition(".")[0]
+    problem = _name_problem(name, path)
+    if problem is not None:
+        raise ValueError(f"plug-in package {package!r}: {problem}")
+    try:
+        check_declarations(task_class)
+    except MalformedCapabilityError as error:
+        raise MalformedCapabilityError(f"plug-in package {package!r}: {error}") from error
+    TASKS.setdefault(name, path)
     register_envs()
     return name
+
+
+def _name_problem(name: str, path: str) -> str | None:
+    """Why a plug-in at ``path`` may not register under ``name`` (``None`` when it may): no
+    name, a malformed or too long one, a family prefix, or a name another task holds, compared
+    without case as :func:`get_task` looks names up. The same path again is no problem."""
+    if not name:
+        return f"{path} sets no task name (a non-empty string)"
+    if len(name) > MAX_TASK_NAME_CHARS:
+        return f"task name {name[:MAX_TASK_NAME_CHARS]!r}... is longer than {MAX_TASK_NAME_CHARS}"
+    if name.lower().startswith(tuple(prefix.lower() for prefix in FAMILY_PREFIXES)):
+        return f"task name {name!r} takes a family prefix ({', '.join(FAMILY_PREFIXES)})"
+    if not TASK_NAME.fullmatch(name):
+        return f"task name {name!r} must be a letter followed by letters, digits or underscores"
+    for taken, taken_path in TASKS.items():
+        same_task = taken == name and _import(taken_path) is _import(path)
+        if taken.lower() == name.lower() and taken_path != path and not same_task:
+            return f"task name {name!r} is taken by {taken_path} (task {taken!r})"
+    return None
 
 
 def _import(path: str) -> Any:
@@ -138,11 +169,15 @@ def _register_entry_points() -> None:
     """Add the tasks that installed packages declare in the ``npgym.tasks`` entry-point group
     (names only: each is imported on first use)."""
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        taken = TASKS.setdefault(entry_point.name, entry_point.value)
-        if taken != entry_point.value:
+        if TASKS.get(entry_point.name) == entry_point.value:
+            continue
+        problem = _name_problem(entry_point.name, entry_point.value)
+        if problem is None:
+            TASKS[entry_point.name] = entry_point.value
+        else:
+            package = entry_point.dist.name if entry_point.dist else entry_point.module
             warnings.warn(
-                f"npgym.tasks entry point {entry_point.value} ignored: the name "
-                f"{entry_point.name!r} is taken by {taken}",
+                f"npgym.tasks entry point of package {package!r} ignored: {problem}",
                 stacklevel=2,
             )
 

@@ -255,3 +255,85 @@ def test_a_plugin_gets_no_inverse_ids_and_no_place_in_np_bench(maxcut: type) -> 
     assert DatasetSpec() == before and before.tasks == BENCH_TASKS[before.bench_version]
     assert DatasetSpec(bench_version=1).tasks == BENCH_TASKS[1]
     assert set(INVERTIBLE_TASKS) == set(SIZE)
+
+
+def _plugin_class(maxcut: type, module: Any, class_name: str, **attributes: Any) -> type:
+    """A module-level subclass of the example's task (``register_task`` insists on that)."""
+    subclass = type(class_name, (maxcut,), {"__module__": module.__name__, **attributes})
+    setattr(module, class_name, subclass)
+    return subclass
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("TSP", r"taken by npgym\.tasks\.tsp"),
+        ("tsp", r"taken by npgym\.tasks\.tsp"),  # get_task looks names up without case
+        ("Invert-Cut", "family prefix"),
+        ("compose-Cut", "family prefix"),
+        ("Aggregate-X", "family prefix"),
+        ("Max-Cut", "letter followed by"),
+        ("Max/Cut", "letter followed by"),
+        ("9Cut", "letter followed by"),
+        ("", "sets no task name"),
+        ("C" * 65, "longer than 64"),
+    ],
+)
+def test_a_plugin_name_that_clashes_is_refused_naming_its_package(
+    maxcut: type, monkeypatch: pytest.MonkeyPatch, name: str, message: str
+) -> None:
+    """A clash with a built-in task (in any case), a family prefix, a malformed or overlong
+    name is refused at registration, naming the plug-in's package; nothing else changes."""
+    import npgym_maxcut
+
+    monkeypatch.setattr(npgym_maxcut, "Clash", None, raising=False)
+    clash = _plugin_class(maxcut, npgym_maxcut, "Clash", name=name)
+    before = dict(registry.TASKS)
+    with pytest.raises(ValueError, match=rf"plug-in package 'npgym_maxcut': .*{message}"):
+        npgym.register_task(clash)
+    assert before == registry.TASKS
+    assert npgym.get_task("TSP").name == "TSP"
+    assert npgym.register_task(maxcut) == "MaxCut"  # another plug-in is unaffected
+
+
+def test_a_plugin_name_at_the_length_limit_registers(
+    maxcut: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import npgym_maxcut
+
+    monkeypatch.setattr(npgym_maxcut, "Long", None, raising=False)
+    name = "C" * registry.MAX_TASK_NAME_CHARS
+    assert npgym.register_task(_plugin_class(maxcut, npgym_maxcut, "Long", name=name)) == name
+
+
+def test_a_plugin_with_a_malformed_capability_is_refused_at_registration(
+    maxcut: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import npgym_maxcut
+
+    from npgym.capabilities import MalformedCapabilityError
+
+    monkeypatch.setattr(npgym_maxcut, "Broken", None, raising=False)
+    broken = _plugin_class(
+        maxcut, npgym_maxcut, "Broken", name="BrokenCut", drawer="no_such_module:draw"
+    )
+    with pytest.raises(MalformedCapabilityError, match=r"plug-in package 'npgym_maxcut'.*drawer"):
+        npgym.register_task(broken)
+    assert "BrokenCut" not in registry.TASKS
+
+
+def test_an_entry_point_that_clashes_is_skipped_with_a_warning(
+    maxcut: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed package whose entry point takes a built-in name is ignored with a warning
+    naming the package; the built-in task keeps its name."""
+    from importlib.metadata import EntryPoint
+
+    clash = EntryPoint(
+        name="tsp", value="npgym_maxcut:MaxCutTask", group=registry.ENTRY_POINT_GROUP
+    )
+    monkeypatch.setattr(registry, "entry_points", lambda group: [clash])
+    with pytest.warns(UserWarning, match=r"entry point of package 'npgym_maxcut' ignored.*taken"):
+        registry._register_entry_points()
+    assert "tsp" not in registry.TASKS
+    assert npgym.get_task("tsp").name == "TSP"

@@ -10,9 +10,8 @@ from __future__ import annotations
 from functools import cache
 
 import npgym.registry as registry
+from npgym.registry import FAMILY_PREFIXES
 from npgym.task import Task
-
-FAMILY_PREFIXES = ("Compose-", "Aggregate-", "Invert-")
 
 FAMILY_ENV_NAMES: tuple[str, ...] = (
     "Compose-TSP.Knapsack",
