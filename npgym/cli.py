@@ -451,7 +451,7 @@ def show_command(
     SOURCE is an instance JSON file, a JSONL file of rows (npgym generate) or a built dataset
     folder (npgym bench build).
     """
-    from npgym.render import SourceError, show
+    from npgym.npbench.show import SourceError, show
 
     try:
         written = show(source, output, answer, row_id=row_id, reference_answer=reference_answer)

@@ -21,7 +21,7 @@ import string
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from npgym.registry import env_id
 from npgym.results import Reference
 from npgym.reward import clip_ratio
 from npgym.scoring import GUARD_TRIPS
-from npgym.task import Task
+from npgym.task import Category, Task
 
 GOLDEN_SEEDS = (0, 1, 2)
 """Seeds whose instances and prompts a golden file pins; the first one's reference too."""
@@ -111,11 +111,10 @@ def check_registration(task: Task[Any, Any]) -> None:
     for attribute in ("name", "category", "sense", "objective_name", "instance_type", "tiers"):
         _expect(hasattr(task, attribute), f"{type(task).__name__} does not set {attribute}")
     _expect(task.sense in ("min", "max"), f"{task.name}: sense must be min or max")
-    from npgym.npbench.evaluate import CATEGORIES
-
+    categories = get_args(Category)
     _expect(
-        task.category in CATEGORIES,
-        f"{task.name}: category {task.category!r} is none of the NP-Bench categories {CATEGORIES}",
+        task.category in categories,
+        f"{task.name}: category {task.category!r} is none of the NP-Bench categories {categories}",
     )
     _expect(
         set(task.tiers) == set(TIERS),

@@ -92,3 +92,92 @@ def test_mypy_checks_the_solvers_as_strictly_as_the_library() -> None:
         r'"(heuristics(?:\.[\w*]+)*)"', config.split("[[tool.mypy.overrides]]", 1)[1]
     )
     assert overridden == []
+
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "foundations",
+        (
+            "npgym.version",
+            "npgym.seeding",
+            "npgym.progress",
+            "npgym.answer",
+            "npgym.scan",
+            "npgym.kernels",
+            "npgym.results",
+            "npgym.instance",
+            "npgym.config",
+            "npgym.graphs",
+            "npgym.reward",
+        ),
+    ),
+    ("task contract", ("npgym.scoring", "npgym.task", "npgym.capabilities", "npgym.inverse")),
+    (
+        "tasks",
+        (
+            "npgym.tasks",
+            "npgym.tasks.*",
+            "npgym.tasks.*.instance",
+            "npgym.tasks.*.generator",
+            "npgym.tasks.*.prompt",
+            "npgym.tasks.*.verifier",
+            "npgym.tasks.*.task",
+            "npgym.tasks.*.inverse",
+        ),
+    ),
+    ("registry", ("npgym.registry",)),
+    (
+        "modes",
+        (
+            "npgym.env_options",
+            "npgym.multiturn",
+            "npgym.records",
+            "npgym.trainer_rows",
+            "npgym.datasets",
+            "npgym.variants",
+            "npgym.render",
+            "npgym.structured",
+            "npgym.env",
+            "npgym.curriculum",
+            "npgym.testing",
+        ),
+    ),
+    ("task modes", ("npgym.tasks.*.variants", "npgym.tasks.*.render", "npgym.tasks.*.structured")),
+    ("families", ("npgym.families", "npgym.families.*")),
+    (
+        "applications",
+        ("npgym.npbench", "npgym.npbench.*", "npgym.integrations", "npgym.integrations.*"),
+    ),
+    ("entry points", ("npgym.cli", "npgym.__main__")),
+]
+"""Every module's layer, bottom first: a module imports only from its own layer or below."""
+
+
+def _layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``'s layer (``*`` stands for one name part)."""
+    found = [
+        index
+        for index, (_, patterns) in enumerate(LAYERS)
+        for pattern in patterns
+        if re.fullmatch(re.escape(pattern).replace(r"\*", r"[^.]+"), module)
+    ]
+    assert len(found) == 1, f"{module} is in {len(found)} layers of LAYERS; put it in one"
+    return found[0]
+
+
+def test_every_module_has_a_layer_and_imports_only_downwards() -> None:
+    """Each module of the package is placed in :data:`LAYERS` (a new module must be placed),
+    and imports (function-level ones included) reach only its own layer or those below."""
+    modules = {
+        _module_name(path): path
+        for path in PACKAGE.rglob("*.py")
+        if path != PACKAGE / "__init__.py"
+    }
+    upward = []
+    for name, path in sorted(modules.items()):
+        layer = _layer_of(name)
+        for imported in sorted(_imports(path)):
+            target = imported if imported in modules else imported.rpartition(".")[0]
+            if target in modules and target != name and _layer_of(target) > layer:
+                upward.append(f"{name} ({LAYERS[layer][0]}) -> {target}")
+    assert upward == [], "imports that point up:\n" + "\n".join(upward)
