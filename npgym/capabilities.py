@@ -9,7 +9,9 @@ so a plug-in gets every mode it declares, exactly as the built-in tasks do.
 - ``drawer``: ``draw(fig, instance, solution, partial)`` drawing on a matplotlib figure, for
   pictures (``render_mode="rgb_array"``, ``npgym show``, eval's gallery);
 - ``variant_maker``: ``(instance, rng) -> npgym.variants.Variant``, a variant whose optima are
-  the original's, for variants (``npgym.variants.variant``, ``bench build --variants``).
+  the original's, for variants (``npgym.variants.variant``, ``bench build --variants``);
+- ``inverse``: an :class:`npgym.inverse.InverseProblem`, for inverse problems
+  (``npgym/Invert-<Task>``).
 
 A declaration is the object itself or a lazy ``"module:attribute"`` string, imported on first
 use (so ``import npgym`` does not import matplotlib or numba-heavy modules). A task that lacks a
@@ -24,6 +26,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from npgym.inverse import InverseProblem
+
 if TYPE_CHECKING:
     from npgym.task import Task
 
@@ -31,6 +35,7 @@ CAPABILITIES: dict[str, str] = {
     "episode": "mode='structured'",
     "drawer": "pictures (render_mode='rgb_array', npgym show, eval's gallery)",
     "variant_maker": "variants (npgym.variants.variant, bench build --variants)",
+    "inverse": "inverse problems (npgym/Invert-<Task>)",
 }
 """Each optional capability and the mode that needs it."""
 
@@ -117,6 +122,12 @@ def _check(task: Task[Any, Any] | type[Task[Any, Any]], name: str, value: Any) -
             raise MalformedCapabilityError(
                 f"task {task.name!r}: episode must be an npgym.structured.Episode subclass, "
                 f"got {value!r}"
+            )
+    elif name == "inverse":
+        if not isinstance(value, InverseProblem):
+            raise MalformedCapabilityError(
+                f"task {task.name!r}: inverse must be an npgym.inverse.InverseProblem, "
+                f"got {value!r:.60}"
             )
     elif not callable(value):
         raise MalformedCapabilityError(

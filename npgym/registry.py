@@ -86,6 +86,8 @@ def _load(name: str) -> Task:
     module_name, class_name = TASKS[name].split(":")
     task: Task = getattr(importlib.import_module(module_name), class_name)()
     check_category(task)
+    if not module_name.startswith("npgym.tasks."):
+        register_envs()  # a plug-in's class is in hand now: the ids of what it declares
     return task
 
 

@@ -86,6 +86,8 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     """``draw(fig, instance, solution, partial)``: its picture (``rgb_array``, ``npgym show``)."""
     variant_maker: ClassVar[Callable[..., Any] | str | None] = None
     """``(instance, rng) -> Variant``: a variant with the same optima (``npgym.variants``)."""
+    inverse: ClassVar[Any] = None
+    """An :class:`npgym.inverse.InverseProblem`: its inverse problems (``Invert-<Task>``)."""
 
     # --- generation --------------------------------------------------------------------------
 

@@ -442,7 +442,8 @@ def check_capabilities(task: Task[Any, Any], tier: str) -> None:
     :mod:`npgym.capabilities`): a structured episode played greedily to its end gives a feasible
     answer scored as the text env scores it, with observations inside their spaces; the drawer
     returns an ``(H, W, 3)`` uint8 picture for the reference and for no answer; a variant's
-    reference maps back to a feasible answer of the original with the matching objective."""
+    reference maps back to a feasible answer of the original with the matching objective; an
+    inverse problem's witness scores 2.0."""
     from npgym.capabilities import capability, has_capability
 
     instance = task.generate(GOLDEN_SEEDS[0], tier=tier)
@@ -471,6 +472,22 @@ def check_capabilities(task: Task[Any, Any], tier: str) -> None:
             f"a variant's reference maps back to objective {verdict.objective}, not "
             f"{made.objective_to_original(solved.objective)}",
         )
+    if has_capability(task, "inverse") and tier == "easy":
+        _check_inverse(task)
+
+
+def _check_inverse(task: Task[Any, Any]) -> None:
+    """An ``Invert-<Task>`` instance generates, and its reference (the proven witness) scores
+    2.0 (see :func:`check_capabilities`; at the easy tier only, to keep the check cheap)."""
+    from npgym.capabilities import capability
+    from npgym.registry import get_task
+
+    capability(task, "inverse")
+    inverse = get_task(f"Invert-{task.name}")
+    instance = inverse.generate(GOLDEN_SEEDS[0], tier="easy")
+    answer = inverse.format_answer(inverse.reference(instance).solution)
+    score = inverse.score(instance, answer)
+    _expect(score.reward == 2.0, f"the Invert-{task.name} witness scores {score.reward}")
 
 
 def _check_episode(task: Task[Any, Any], tier: str) -> None:

@@ -370,7 +370,7 @@ def test_the_described_greedies_are_the_ones_checked(seed: int) -> None:
 def test_enumerated_knapsack_optima_agree_with_the_exact_reference(
     weights: list[int], values: list[int], capacity: int
 ) -> None:
-    from npgym.families.invert import optimal_selections
+    from npgym.tasks.knapsack.inverse import optimal_selections
 
     task = npgym.get_task("Knapsack")
     instance = task.instance_type(

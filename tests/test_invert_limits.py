@@ -17,15 +17,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
+from npgym.capabilities import capability
 from npgym.config import MAX_DIFFICULTY
-from npgym.families.invert import MAX_ATTENDEES, MAX_ROOMS, MIN_SLOT, SIZE_CAP, InvertInstance
+from npgym.families import INVERTIBLE_TASKS
+from npgym.families.invert import InvertInstance
 from npgym.heuristics import small_exact
+from npgym.tasks.meeting_scheduling.inverse import MAX_ATTENDEES, MAX_ROOMS, MIN_SLOT
 
 CPU_BOUND_S = 1.0
 MEMORY_BOUND_MB = 100.0
 MARGIN = 2.0
 """Asserted bounds are the documented ones divided by this margin."""
 UNSETTLED = "could not settle"
+
+
+def _cap(base: str) -> int:
+    """The largest size an answer to ``Invert-<base>`` may state."""
+    return int(capability(npgym.get_task(base), "inverse").size_cap)
 
 
 def _task(base: str) -> Any:
@@ -83,8 +91,8 @@ def test_meeting_caps_at_and_past_the_limit(
     """At every MeetingScheduling cap the answer is settled within the bound; one past any cap
     is a format failure naming it."""
     task = _task("MeetingScheduling")
-    instance = _asking("MeetingScheduling", SIZE_CAP["MeetingScheduling"])
-    fields = _meeting(SIZE_CAP["MeetingScheduling"], [0, 1], 90, rooms, slot)
+    instance = _asking("MeetingScheduling", _cap("MeetingScheduling"))
+    fields = _meeting(_cap("MeetingScheduling"), [0, 1], 90, rooms, slot)
     fields["availability"] = [[[480, 1080]]] * attendees
     started = time.process_time()
     score = task.score(instance, _answer(fields))
@@ -99,7 +107,7 @@ def test_a_correct_min_bisection_answer_at_the_cap_scores_two() -> None:
     """The issue: a correct 46-vertex answer scored 1.0 ("could not settle"). At the cap (24
     vertices, a dense graph of random weights) a correct answer is settled and scores 2."""
     rng = np.random.default_rng(7)
-    n = SIZE_CAP["MinBisection"]
+    n = _cap("MinBisection")
     edges = [[u, v, int(rng.integers(1, 10**6))] for u in range(n) for v in range(u + 1, n)]
     optimum = small_exact.min_bisection_optimum(n, np.array(edges, dtype=np.int64))
     instance = _asking("MinBisection", n).model_copy(update={"k": int(optimum)})
@@ -109,15 +117,15 @@ def test_a_correct_min_bisection_answer_at_the_cap_scores_two() -> None:
     assert score.reward == 2.0, score.reason
 
 
-@pytest.mark.parametrize("base", sorted(SIZE_CAP))
+@pytest.mark.parametrize("base", sorted(INVERTIBLE_TASKS))
 def test_an_answer_one_past_the_size_cap_is_refused(base: str) -> None:
     """Generation never states a size above the cap, and an answer one past the cap is refused
     (its size is not the stated one) before any solver runs."""
     task = _task(base)
     for seed in range(5):
         for difficulty in (0.0, 1.0, MAX_DIFFICULTY):
-            assert task.generate(seed, difficulty=difficulty).size <= SIZE_CAP[base]
-    cap = SIZE_CAP[base]
+            assert task.generate(seed, difficulty=difficulty).size <= _cap(base)
+    cap = _cap(base)
     asking = _asking(base, cap)
     if base in ("MaxClique", "MaxIndependentSet", "GraphColoring", "HamiltonianCycle"):
         bigger = {"n": cap + 1, "edges": [[v, v + 1] for v in range(cap)] + [[0, cap]]}
@@ -140,7 +148,7 @@ def test_an_answer_one_past_the_size_cap_is_refused(base: str) -> None:
     assert score.format_ok and not score.feasible and f"not {cap}" in score.reason
 
 
-@pytest.mark.parametrize("base", sorted(SIZE_CAP))
+@pytest.mark.parametrize("base", sorted(INVERTIBLE_TASKS))
 def test_references_score_two_at_the_ends_of_the_difficulty_range(base: str) -> None:
     task = _task(base)
     for seed in range(3):
@@ -151,7 +159,7 @@ def test_references_score_two_at_the_ends_of_the_difficulty_range(base: str) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("base", sorted(SIZE_CAP))
+@pytest.mark.parametrize("base", sorted(INVERTIBLE_TASKS))
 def test_every_reference_scores_two_over_many_seeds_up_to_the_top_difficulty(base: str) -> None:
     """The issue: 5 of 40 Invert-TSP seeds at difficulty 1.0 stated 45 cities, over the integer
     cap, and their references scored -2.5."""
@@ -181,7 +189,7 @@ def adversaries(base: str, count: int, seed: int = 0) -> list[dict[str, Any]]:
     random graphs, complete multipartite graphs, equal and random weights, magnitudes at the
     cap, fragmented meeting calendars."""
     rng = np.random.default_rng(seed)
-    n = SIZE_CAP[base]
+    n = _cap(base)
     answers: list[dict[str, Any]] = []
     for index in range(count):
         density = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)[index % 6]
@@ -249,7 +257,7 @@ def measure(base: str, count: int) -> dict[str, float]:
     import resource
 
     task = _task(base)
-    instance = _asking(base, SIZE_CAP[base])
+    instance = _asking(base, _cap(base))
     task.score(instance, _answer(adversaries(base, 1, seed=99)[0]))  # compile and load first
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     worst, unsettled, invalid = 0.0, 0, 0
@@ -264,7 +272,7 @@ def measure(base: str, count: int) -> dict[str, float]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("base", sorted(SIZE_CAP))
+@pytest.mark.parametrize("base", sorted(INVERTIBLE_TASKS))
 def test_adversarial_answers_at_the_caps_settle_within_the_bounds(base: str) -> None:
     """60 answers at each task's size cap, built to be expensive, each checked within half the
     1 s CPU bound, with the process's peak memory growing by less than half of 100 MB, and

@@ -8,10 +8,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
+import pydantic
 import pytest
 
 import npgym
@@ -242,19 +243,61 @@ def test_a_plugin_gets_no_inverse_ids_and_no_place_in_np_bench(maxcut: type) -> 
     """Inverse problems need property texts a plug-in does not have: no Invert-MaxCut ids (they
     used to be registered and crash on reset), and a clear KeyError by name. A default bench
     spec names its version's ten tasks, with or without the plug-in installed."""
+    from npgym.capabilities import MissingCapabilityError
     from npgym.datasets import BENCH_TASKS, DatasetSpec
-    from npgym.families import INVERTIBLE_TASKS
-    from npgym.families.invert import SIZE
 
     before = DatasetSpec()
     npgym.register_task(maxcut)
     assert "npgym/Invert-MaxCut-easy" not in gym.registry
     assert "npgym/Aggregate-MaxCut-easy" in gym.registry
-    with pytest.raises(KeyError, match="no inverse problems are defined for task 'MaxCut'"):
+    with pytest.raises(MissingCapabilityError, match="task 'MaxCut' declares no inverse"):
         npgym.get_task("Invert-MaxCut")
     assert DatasetSpec() == before and before.tasks == BENCH_TASKS[before.bench_version]
     assert DatasetSpec(bench_version=1).tasks == BENCH_TASKS[1]
-    assert set(INVERTIBLE_TASKS) == set(SIZE)
+
+
+def test_the_built_in_inverse_list_is_what_the_classes_declare() -> None:
+    from npgym.capabilities import has_capability
+    from npgym.families import INVERTIBLE_TASKS
+
+    built_in = [name for name, path in registry.TASKS.items() if path.startswith("npgym.tasks.")]
+    declaring = {name for name in built_in if has_capability(npgym.get_task(name), "inverse")}
+    assert set(INVERTIBLE_TASKS) == declaring
+
+
+def test_a_plugin_that_declares_inverse_gets_invert_ids(
+    maxcut: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plug-in's inverse problems are first class: declared on its class, they give it
+    Invert ids and an Invert task whose reference scores 2."""
+    import npgym_maxcut
+
+    from npgym.inverse import InverseProblem
+
+    inverse = InverseProblem(
+        unit="vertices",
+        size=lambda instance: instance.n,
+        size_cap=12,
+        fields='"n": vertices, "edges": [u, v, w] triples',
+        optimum="the largest total weight of edges cut by a split of the vertices",
+    )
+    instance_type = pydantic.create_model(
+        "InvCutInstance", __base__=maxcut.instance_type, task=(Literal["InvCut"], "InvCut")
+    )
+    monkeypatch.setattr(npgym_maxcut, "Inverting", None, raising=False)
+    inverting = _plugin_class(
+        maxcut,
+        npgym_maxcut,
+        "Inverting",
+        name="InvCut",
+        inverse=inverse,
+        instance_type=instance_type,
+    )
+    npgym.register_task(inverting)
+    assert "npgym/Invert-InvCut-easy" in gym.registry
+    task = npgym.get_task("Invert-InvCut")
+    instance = task.generate(0, tier="easy")
+    assert task.score(instance, task.format_answer(task.reference(instance).solution)).reward == 2.0
 
 
 def _plugin_class(maxcut: type, module: Any, class_name: str, **attributes: Any) -> type:

@@ -7,6 +7,7 @@ as gymnasium ids ``npgym/<name>-<tier>`` (see :data:`FAMILY_ENV_NAMES`).
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 
 import npgym.registry as registry
@@ -37,8 +38,24 @@ INVERTIBLE_TASKS = (
     "SetCover",
     "MeetingScheduling",
 )
-"""The base tasks with inverse problems (their property texts, size fields and caps are in
-:mod:`npgym.families.invert`): only these get ``Invert-<Task>`` ids."""
+"""The built-in tasks that declare the ``inverse`` capability, by name: ``import npgym``
+registers the gymnasium ids before any task module is imported (importing them would import
+numba, 0.2 s), so the ids of the built-in tasks cannot ask the classes. A test holds this list
+to the classes' declarations; everything else about inverse problems is the task's own."""
+
+
+def declares_inverse(name: str) -> bool:
+    """Whether the registered task ``name`` declares ``inverse``, without importing a task
+    module: the built-in tasks by :data:`INVERTIBLE_TASKS`, a plug-in by its class once its
+    module is imported (``register_task(cls)``, or its first use through an entry point)."""
+    if name in INVERTIBLE_TASKS:
+        return True
+    path = registry.TASKS.get(name, "")
+    if path.startswith("npgym.tasks."):
+        return False
+    module_name, _, attribute = path.partition(":")
+    module = sys.modules.get(module_name)
+    return getattr(getattr(module, attribute, None), "inverse", None) is not None
 
 
 def family_env_names() -> list[str]:
@@ -46,7 +63,7 @@ def family_env_names() -> list[str]:
     return [
         *FAMILY_ENV_NAMES,
         *(f"Aggregate-{name}" for name in registry.TASKS),
-        *(f"Invert-{name}" for name in registry.TASKS if name in INVERTIBLE_TASKS),
+        *(f"Invert-{name}" for name in registry.TASKS if declares_inverse(name)),
     ]
 
 
@@ -57,7 +74,9 @@ def is_family_name(name: str) -> bool:
 
 @cache
 def family_task(name: str) -> Task:
-    """The family task called ``name``; raises ``KeyError`` for an unknown or malformed name."""
+    """The family task called ``name``; raises ``KeyError`` for an unknown or malformed name,
+    and :class:`npgym.capabilities.MissingCapabilityError` for ``Invert-<Task>`` of a task
+    without the ``inverse`` capability."""
     prefix, _, spec = str(name).partition("-")
     kind = prefix.lower()
     if kind == "compose":

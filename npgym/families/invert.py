@@ -20,11 +20,12 @@ witness is the reference answer, so every reference is proven.
 Caps, stated in the prompt, keep checking bounded and every answer settled: an answer must be
 one JSON object of at most :data:`MAX_ANSWER_CHARS` characters, with exactly the canonical
 fields, at most :data:`MAX_NUMBERS` integers, each of magnitude at most :data:`MAX_MAGNITUDE`, a
-declared ``n`` or ``universe_size`` of at most :data:`MAX_SIZE`, a MeetingScheduling answer at
-most :data:`MAX_ROOMS` rooms, :data:`MAX_ATTENDEES` attendees and a slot of at least
-:data:`MIN_SLOT` minutes; anything else is a format failure, read in time linear in the
+declared ``n`` or ``universe_size`` of at most :data:`MAX_SIZE`, and the task's own caps
+(``InverseProblem.over_caps``: a MeetingScheduling answer has at most 8 rooms, 12 attendees and a
+slot of at least 30 minutes); anything else is a format failure, read in time linear in the
 answer's length before any solver runs. Its size must equal the stated one, which is at most
-the task's :data:`SIZE_CAP` (witnesses are drawn within it at every difficulty). Within these
+the task's ``InverseProblem.size_cap`` (witnesses are drawn within it at every difficulty). What
+depends on the base task comes from its ``inverse`` capability (:mod:`npgym.inverse`). Within these
 caps the optimum is settled exactly, within 1 CPU second and 100 MB: by a routine whose work is
 fixed by the size (:mod:`npgym.heuristics.small_exact`: Held-Karp, every bisection, dynamic
 programming, every selection of subsets; the longest-cycle dynamic programme over vertex
@@ -40,18 +41,17 @@ Reward: format (+1 / -1), then validity: an answer that is not a valid instance 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field, ValidationError
 
 from npgym.answer import AnswerFormatError
+from npgym.capabilities import capability
 from npgym.config import TIER_DIFFICULTY
 from npgym.families.base import FamilyConfig, FamilyTask, family_tiers
-from npgym.heuristics import small_exact
-from npgym.heuristics.hamiltonian_cycle import longest_cycle_dp
 from npgym.instance import Instance
+from npgym.inverse import InverseProblem
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score, Verdict
 from npgym.reward import RewardConfig, failed_score
@@ -66,100 +66,11 @@ SIZE_FIELDS = ("n", "universe_size")
 CHECK_TIME_LIMIT = 0.8
 """Work budget, in nominal seconds, of a base task's exact solver on one answer; within the caps
 none comes near it (the check must stay under 1 s)."""
-MAX_ROOMS = 8
-"""Most rooms of a MeetingScheduling answer."""
-MAX_ATTENDEES = 12
-"""Most attendees (availability rows) of a MeetingScheduling answer."""
-MIN_SLOT = 30
-"""Shortest start grid of a MeetingScheduling answer, in minutes (at most 20 starts a day)."""
-SIZE_CAP: dict[str, int] = {
-    "TSP": 15,
-    "MaxClique": 30,
-    "MaxIndependentSet": 30,
-    "GraphColoring": 20,
-    "HamiltonianCycle": 16,
-    "MinBisection": 24,
-    "Knapsack": 40,
-    "SubsetSum": 30,
-    "SetCover": 20,
-    "MeetingScheduling": 8,
-}
-"""Largest stated size per base task: the exact check of any answer of this size settles within
-the budget (see the module docstring)."""
 _SEARCH_TRIES = 60
 _SMALLER_WITNESS = 0.7
+"""Factor applied to the witness difficulty after a draw over the size cap."""
 _GREEDY_STEP = 0.02
 """Witness difficulty added per failed try of a ``greedy_gap`` search."""
-"""Factor applied to the witness difficulty after a draw over the size cap."""
-_UNIQUE_ITEMS = 8
-
-SIZE: dict[str, tuple[str, Callable[[Any], int]]] = {
-    "TSP": ("cities", lambda i: i.n),
-    "MaxClique": ("vertices", lambda i: i.n),
-    "MaxIndependentSet": ("vertices", lambda i: i.n),
-    "GraphColoring": ("vertices", lambda i: i.n),
-    "HamiltonianCycle": ("vertices", lambda i: i.n),
-    "MinBisection": ("vertices", lambda i: i.n),
-    "Knapsack": ("items", lambda i: i.n),
-    "SubsetSum": ("numbers", lambda i: i.n),
-    "SetCover": ("subsets", lambda i: len(i.subsets)),
-    "MeetingScheduling": ("meetings", lambda i: i.n_meetings),
-}
-"""What the stated size counts, and how to read it from an instance."""
-
-_GRAPH = (
-    '"n": the number of vertices (numbered 0 to n-1), "edges": a list of [u, v] pairs with '
-    "u != v, each pair at most once"
-)
-FIELDS: dict[str, str] = {
-    "TSP": '"distances": an n x n symmetric matrix of non-negative integers, 0 on the diagonal',
-    "MaxClique": _GRAPH,
-    "MaxIndependentSet": _GRAPH,
-    "GraphColoring": _GRAPH,
-    "HamiltonianCycle": _GRAPH + " (the graph must contain at least one cycle)",
-    "MinBisection": '"n": the number of vertices (at least 2), "edges": a list of [u, v, w] '
-    "triples, w a positive integer weight, each pair at most once",
-    "Knapsack": '"weights": positive integers, "values": non-negative integers (one per item), '
-    '"capacity": a non-negative integer',
-    "SubsetSum": '"numbers": integers in 1..100000, "target": an integer in 1..100000 that some '
-    "subset of the numbers sums to",
-    "SetCover": '"universe_size": u >= 1, "subsets": a list of lists of distinct elements in '
-    "0..u-1",
-    "MeetingScheduling": '"meetings": a list of {"attendees": [attendee numbers], "duration": '
-    'minutes}, "availability": for each attendee a sorted list of disjoint, non-touching '
-    '[start, end] free intervals in minutes within 480..1080, "rooms": room capacities, '
-    '"slot": the start-time grid in minutes (480 must be a multiple of it)',
-}
-OPTIMUM: dict[str, str] = {
-    "TSP": "the length of a shortest closed tour through every city",
-    "MaxClique": "the size of a largest clique (vertices that are pairwise joined)",
-    "MaxIndependentSet": "the size of a largest independent set (no two vertices joined)",
-    "GraphColoring": "the chromatic number (fewest colours with adjacent vertices different)",
-    "HamiltonianCycle": "the number of vertices on a longest simple cycle",
-    "MinBisection": "the least total weight of the edges cut by a split of the vertices into "
-    "two halves whose sizes differ by at most one",
-    "Knapsack": "the largest total value of items whose total weight is at most the capacity",
-    "SubsetSum": "the largest number of distinct indices whose numbers sum exactly to the target",
-    "SetCover": "the fewest subsets whose union is the whole universe",
-    "MeetingScheduling": "the largest total attendee count of meetings that can be scheduled "
-    "(each in a room with enough capacity, at a start on the slot grid, every attendee free "
-    "for the whole meeting, no room or attendee double-booked; the day is 480..1080)",
-}
-GREEDY: dict[str, str] = {
-    "TSP": "nearest neighbour: start at city 0 and always go to the closest unvisited city "
-    "(the lowest-numbered one on ties), then return to city 0",
-    "Knapsack": "ratio greedy: go through the items by value/weight, highest first (lower "
-    "number first on ties), taking each item that still fits; then, if the single most "
-    "valuable item that fits on its own (lowest number on ties) is worth more than that "
-    "selection, take it alone instead",
-    "SetCover": "greedy cover: repeatedly take the subset that covers the most elements not "
-    "yet covered (the lowest-numbered one on ties); then go through the taken subsets from the "
-    "last taken to the first, dropping each one whose elements are all covered at least twice",
-}
-PROPERTIES: dict[str, tuple[str, ...]] = {
-    name: ("optimum", *(("greedy_gap",) if name in GREEDY else ())) for name in SIZE
-}
-PROPERTIES["Knapsack"] = ("optimum", "unique", "greedy_gap")
 
 
 class InvertConfig(FamilyConfig):
@@ -200,17 +111,6 @@ def greedy_objective(task: Task, instance: Instance) -> Objective | None:
     return verdict.objective if verdict.feasible else None
 
 
-def optimal_selections(instance: Any) -> list[tuple[int, ...]]:
-    """Every optimal selection of a small Knapsack instance, by enumeration."""
-    n = instance.n
-    masks = np.arange(1 << n, dtype=np.int64)
-    bits = (masks[:, None] >> np.arange(n)) & 1
-    weight = bits @ instance.weight_array
-    value = np.where(weight <= instance.capacity, bits @ instance.value_array, -1)
-    best = value.max()
-    return [tuple(np.flatnonzero(bits[m]).tolist()) for m in np.flatnonzero(value == best)]
-
-
 class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
     """Write an instance of a base task with a stated property (see the module docstring)."""
 
@@ -221,11 +121,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
 
     def __init__(self, base_name: str) -> None:
         self.base: Task = get_task(base_name)
-        if self.base.name not in SIZE:
-            raise KeyError(
-                f"no inverse problems are defined for task {self.base.name!r} (they exist for "
-                f"{', '.join(SIZE)})"
-            )
+        self.problem: InverseProblem = capability(self.base, "inverse")
         self.name = f"Invert-{self.base.name}"  # type: ignore[misc]  # one object per family name
         self.category = self.base.category  # type: ignore[misc]  # one object per family name
 
@@ -237,7 +133,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         return 0.1 + TIER_DIFFICULTY[config.part_tier or "medium"] / 2
 
     def build(self, rng: np.random.Generator, config: InvertConfig) -> dict[str, Any]:
-        prop = str(rng.choice(PROPERTIES[self.base.name]))
+        prop = str(rng.choice(self.problem.properties))
         level = self._witness_level(config)
         for tries in range(_SEARCH_TRIES):
             # Greedy is optimal on most small instances: each failed try draws a larger one.
@@ -251,23 +147,21 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
             holds, _, k = self.holds(prop, witness, None, time_limit=None)
             if holds:
                 witness_json = _fields(witness)
-                size = SIZE[self.base.name][1](witness)
+                size = self.problem.size(witness)
                 return {"property": prop, "size": size, "k": k, "witness": witness_json}
         raise RuntimeError(f"no {self.base.name} witness for {prop} in {_SEARCH_TRIES} draws")
 
     def _within_caps(self, witness: Instance) -> bool:
         """Whether an answer like ``witness`` would be within the caps the prompt states."""
-        size = SIZE[self.base.name][1](witness)
-        return size <= SIZE_CAP[self.base.name] and not _over_caps(_fields(witness))
+        inverse = self.problem
+        over_caps = inverse.over_caps is not None and inverse.over_caps(_fields(witness))
+        return inverse.size(witness) <= inverse.size_cap and not over_caps
 
     def _draw(self, prop: str, seed: int, difficulty: float) -> Instance:
         if prop != "unique":
             return self.base.generate(seed, difficulty=difficulty)
-        rng = np.random.default_rng(seed)
-        weights = rng.integers(1, 20, size=_UNIQUE_ITEMS)
-        values = rng.integers(1, 30, size=_UNIQUE_ITEMS)
-        capacity = int(weights.sum() // 2)
-        fields = {"weights": weights.tolist(), "values": values.tolist(), "capacity": capacity}
+        assert self.problem.unique is not None  # "unique" is drawn only where it is declared
+        fields = self.problem.unique.draw(np.random.default_rng(seed))
         return self.base.instance_type.model_validate(fields)
 
     # --- the property -------------------------------------------------------------------------
@@ -277,8 +171,8 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
     ) -> tuple[bool, str, int | None]:
         """Whether ``instance`` has the property (with ``k``; ``None`` reads it off), why not,
         and the ``k`` it has. Uses the exact solver within ``time_limit`` seconds."""
-        if prop == "unique":
-            optima = optimal_selections(instance)
+        if prop == "unique" and self.problem.unique is not None:
+            optima = self.problem.unique.optimal_selections(instance)
             count = len(optima[0])
             if len(optima) != 1:
                 return False, f"{len(optima)} different selections are optimal", count
@@ -305,7 +199,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         """Whether the optimum of ``instance`` is settled, and the optimum (``None`` when the
         instance has no feasible answer): by a bounded-work routine where the task has one, else
         by the base task's exact solver within ``time_limit`` nominal seconds."""
-        exact = _SMALL_EXACT.get(self.base.name)
+        exact = self.problem.exact_optimum
         if exact is not None:
             optimum = exact(instance)
             return True, None if optimum < 0 else optimum
@@ -315,20 +209,20 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
     # --- prompt -------------------------------------------------------------------------------
 
     def prompt(self, instance: InvertInstance) -> str:
-        name = self.base.name
-        unit = SIZE[name][0]
+        name, inverse = self.base.name, self.problem
+        unit = inverse.unit
         if instance.property == "optimum":
-            goal = f"whose optimum is exactly {instance.k}, where the optimum is {OPTIMUM[name]}"
+            goal = f"whose optimum is exactly {instance.k}, where the optimum is {inverse.optimum}"
         elif instance.property == "unique":
             goal = (
                 f"with exactly one optimal selection, and that selection uses exactly "
                 f"{instance.k} items, where an optimal selection is one reaching "
-                f"{OPTIMUM[name]}"
+                f"{inverse.optimum}"
             )
         else:
             goal = (
                 f"on which this greedy heuristic ends strictly worse than the optimum "
-                f"({OPTIMUM[name]}): {GREEDY[name]}"
+                f"({inverse.optimum}): {inverse.greedy}"
             )
         example = json.dumps(dict.fromkeys(self.base.instance_type.canonical_fields, "..."))
         return "\n".join(
@@ -337,11 +231,11 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
                 "",
                 f"Write a {name} instance with exactly {instance.size} {unit} {goal}.",
                 "",
-                f"Instance fields: {FIELDS[name]}.",
+                f"Instance fields: {inverse.fields}.",
                 "",
                 f"Limits: at most {MAX_ANSWER_CHARS} characters, at most {MAX_NUMBERS} "
                 f"integers in all, every integer between -{MAX_MAGNITUDE} and {MAX_MAGNITUDE}, "
-                f"n or universe_size at most {MAX_SIZE}{_EXTRA_LIMITS.get(name, '')}; "
+                f"n or universe_size at most {MAX_SIZE}{inverse.extra_limits}; "
                 f"exactly {instance.size} {unit}.",
                 "",
                 "Answer format: one JSON object with exactly these fields and integer values, "
@@ -379,7 +273,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
                 field, 0
             ) > MAX_SIZE:
                 raise AnswerFormatError(f"{field} must be an integer of at most {MAX_SIZE}")
-        over = _over_caps(value)
+        over = self.problem.over_caps(value) if self.problem.over_caps is not None else ""
         if over:
             raise AnswerFormatError(over)
         return value
@@ -395,9 +289,9 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         except ValidationError as error:
             detail = error.errors()[0]
             return Verdict(False, None, f"not a valid {self.base.name} instance: {detail['msg']}")
-        unit, size_of = SIZE[self.base.name]
-        if size_of(written) != instance.size:
-            return Verdict(False, None, f"{size_of(written)} {unit}, not {instance.size}")
+        size = self.problem.size(written)
+        if size != instance.size:
+            return Verdict(False, None, f"{size} {self.problem.unit}, not {instance.size}")
         holds, reason, _ = self.holds(instance.property, written, instance.k, CHECK_TIME_LIMIT)
         return Verdict(True, int(holds), reason)
 
@@ -408,7 +302,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         difficulty = self._witness_level(InvertConfig.model_validate(instance.config or {}))
         for _ in range(_SEARCH_TRIES):
             drawn = self.base.generate(int(rng.integers(2**63)), difficulty=difficulty)
-            if SIZE[self.base.name][1](drawn) == instance.size:
+            if self.problem.size(drawn) == instance.size:
                 break
         return _fields(drawn)
 
@@ -462,51 +356,6 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         if score.format_ok and score.feasible:
             return "Valid instance with the property."
         return super().feedback(score)
-
-
-def _over_caps(fields: dict[str, Any]) -> str:
-    """What a MeetingScheduling answer exceeds among the stated caps ("" when nothing; other
-    tasks' caps are checked elsewhere). Reads only list lengths and one integer."""
-    if "meetings" not in fields:
-        return ""
-    rooms, availability, slot = fields.get("rooms"), fields.get("availability"), fields.get("slot")
-    if isinstance(rooms, list) and len(rooms) > MAX_ROOMS:
-        return f"at most {MAX_ROOMS} rooms"
-    if isinstance(availability, list) and len(availability) > MAX_ATTENDEES:
-        return f"at most {MAX_ATTENDEES} attendees"
-    if isinstance(slot, int) and slot < MIN_SLOT:
-        return f"slot must be at least {MIN_SLOT} minutes"
-    return ""
-
-
-_EXTRA_LIMITS = {
-    "MeetingScheduling": f", at most {MAX_ROOMS} rooms, at most {MAX_ATTENDEES} attendees, "
-    f"slot at least {MIN_SLOT}",
-}
-"""Caps the prompt states beyond the common ones."""
-
-
-def _int64(values: Any) -> np.ndarray:
-    return np.asarray(values, dtype=np.int64)
-
-
-_SMALL_EXACT: dict[str, Callable[[Any], int]] = {
-    "TSP": lambda i: int(small_exact.tsp_optimum(_int64(i.distances))),
-    "MinBisection": lambda i: int(
-        small_exact.min_bisection_optimum(i.n, _int64(i.edges).reshape(-1, 3))
-    ),
-    "Knapsack": lambda i: int(
-        small_exact.knapsack_optimum(_int64(i.weights), _int64(i.values), i.capacity)
-    ),
-    "SubsetSum": lambda i: int(small_exact.subset_sum_optimum(_int64(i.numbers), i.target)),
-    "HamiltonianCycle": lambda i: len(longest_cycle_dp(i.adjacency)) or -1,
-    "SetCover": lambda i: int(
-        small_exact.set_cover_optimum(
-            i.universe_size, small_exact.subset_bits(i.universe_size, i.subsets)
-        )
-    ),
-}
-"""Bounded-work exact optima (see :mod:`npgym.heuristics.small_exact`), by base task."""
 
 
 def _fields(instance: Instance) -> dict[str, Any]:

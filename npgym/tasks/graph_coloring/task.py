@@ -45,6 +45,7 @@ class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColorin
     episode = "npgym.tasks.graph_coloring.structured:GraphColoringEpisode"
     drawer = "npgym.tasks.graph_coloring.render:draw"
     variant_maker = "npgym.tasks.graph_coloring.variants:make_variant"
+    inverse = "npgym.tasks.graph_coloring.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)

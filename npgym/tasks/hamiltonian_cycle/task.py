@@ -47,6 +47,7 @@ class HamiltonianCycleTask(KernelTask[HamiltonianCycleInstance, generator.Hamilt
     episode = "npgym.tasks.hamiltonian_cycle.structured:HamiltonianCycleEpisode"
     drawer = "npgym.tasks.hamiltonian_cycle.render:draw"
     variant_maker = "npgym.tasks.hamiltonian_cycle.variants:make_variant"
+    inverse = "npgym.tasks.hamiltonian_cycle.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)

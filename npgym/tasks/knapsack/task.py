@@ -38,6 +38,7 @@ class KnapsackTask(KernelTask[KnapsackInstance, generator.KnapsackConfig]):
     episode = "npgym.tasks.knapsack.structured:KnapsackEpisode"
     drawer = "npgym.tasks.knapsack.render:draw"
     variant_maker = "npgym.tasks.knapsack.variants:make_variant"
+    inverse = "npgym.tasks.knapsack.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)

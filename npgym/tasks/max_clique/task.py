@@ -43,6 +43,7 @@ class MaxCliqueTask(KernelTask[MaxCliqueInstance, generator.MaxCliqueConfig]):
     episode = "npgym.tasks.max_clique.structured:MaxCliqueEpisode"
     drawer = "npgym.tasks.max_clique.render:draw"
     variant_maker = "npgym.tasks.max_clique.variants:make_variant"
+    inverse = "npgym.tasks.max_clique.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     kernel = staticmethod(check_vertex_set)

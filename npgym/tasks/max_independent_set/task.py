@@ -46,6 +46,7 @@ class MaxIndependentSetTask(
     episode = "npgym.tasks.max_independent_set.structured:MaxIndependentSetEpisode"
     drawer = "npgym.tasks.max_independent_set.render:draw"
     variant_maker = "npgym.tasks.max_independent_set.variants:make_variant"
+    inverse = "npgym.tasks.max_independent_set.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     kernel = staticmethod(check_vertex_set)

@@ -53,6 +53,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
     episode = "npgym.tasks.meeting_scheduling.structured:MeetingSchedulingEpisode"
     drawer = "npgym.tasks.meeting_scheduling.render:draw"
     variant_maker = "npgym.tasks.meeting_scheduling.variants:make_variant"
+    inverse = "npgym.tasks.meeting_scheduling.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)

@@ -43,6 +43,7 @@ class MinBisectionTask(KernelTask[MinBisectionInstance, generator.MinBisectionCo
     episode = "npgym.tasks.min_bisection.structured:MinBisectionEpisode"
     drawer = "npgym.tasks.min_bisection.render:draw"
     variant_maker = "npgym.tasks.min_bisection.variants:make_variant"
+    inverse = "npgym.tasks.min_bisection.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)

@@ -49,6 +49,7 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
     episode = "npgym.tasks.set_cover.structured:SetCoverEpisode"
     drawer = "npgym.tasks.set_cover.render:draw"
     variant_maker = "npgym.tasks.set_cover.variants:make_variant"
+    inverse = "npgym.tasks.set_cover.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)

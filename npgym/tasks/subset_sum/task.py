@@ -39,6 +39,7 @@ class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
     episode = "npgym.tasks.subset_sum.structured:SubsetSumEpisode"
     drawer = "npgym.tasks.subset_sum.render:draw"
     variant_maker = "npgym.tasks.subset_sum.variants:make_variant"
+    inverse = "npgym.tasks.subset_sum.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)

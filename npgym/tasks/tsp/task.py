@@ -31,6 +31,7 @@ class TSPTask(KernelTask[TSPInstance, generator.TSPConfig]):
     episode = "npgym.tasks.tsp.structured:TSPEpisode"
     drawer = "npgym.tasks.tsp.render:draw"
     variant_maker = "npgym.tasks.tsp.variants:make_variant"
+    inverse = "npgym.tasks.tsp.inverse:INVERSE"
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)

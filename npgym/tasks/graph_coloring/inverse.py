@@ -1,0 +1,13 @@
+"""GraphColoring's inverse problems (the ``inverse`` capability; see :mod:`npgym.inverse`)."""
+
+from __future__ import annotations
+
+from npgym.inverse import GRAPH_FIELDS, InverseProblem
+
+INVERSE = InverseProblem(
+    unit="vertices",
+    size=lambda instance: instance.n,
+    size_cap=20,
+    fields=GRAPH_FIELDS,
+    optimum="the chromatic number (fewest colours with adjacent vertices different)",
+)
