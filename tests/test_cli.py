@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 import npgym
 from npgym.cli import main
@@ -82,3 +85,55 @@ def test_derived_seeds_do_not_overlap_across_base_seeds() -> None:
     first = {derive_seed(0, "TSP", "easy", i) for i in range(1000)}
     second = {derive_seed(1, "TSP", "easy", i) for i in range(1000)}
     assert len(first) == 1000 and not first & second
+
+
+def test_each_command_only_parses_its_options_and_calls_one_function() -> None:
+    """cli.py is thin: a command's body is its docstring and one call, run_x(parse_options(
+    XOptions, values)) (run_list() for list); the work lives in npgym.commands."""
+    import ast
+    import inspect
+
+    from npgym import cli
+
+    tree = ast.parse(inspect.getsource(cli))
+    commands = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any("command" in ast.unparse(decorator) for decorator in node.decorator_list)
+    ]
+    assert len(commands) == 9
+    for function in commands:
+        body = function.body[1:] if ast.get_docstring(function) else function.body
+        assert len(body) == 1 and isinstance(body[0], ast.Expr), function.name
+        call = body[0].value
+        assert isinstance(call, ast.Call) and ast.unparse(call.func).startswith("run_"), (
+            function.name
+        )
+        for argument in call.args:
+            assert ast.unparse(argument).startswith("parse_options("), function.name
+
+
+@given(count=st.integers(-3, 3), workers=st.integers(-3, 3))
+def test_options_models_refuse_what_the_command_line_refuses(count: int, workers: int) -> None:
+    from npgym.commands import GenerateOptions, OptionsError, parse_options
+
+    values = {"task_name": "TSP", "count": count, "workers": workers}
+    if count >= 1 and workers >= 1:
+        assert parse_options(GenerateOptions, values).count == count
+    else:
+        with pytest.raises(OptionsError, match=r"count|workers"):
+            parse_options(GenerateOptions, values)
+
+
+def test_options_that_do_not_fit_together_are_a_usage_error() -> None:
+    from npgym.commands import EvalOptions, GenerateOptions, OptionsError, parse_options
+
+    with pytest.raises(OptionsError, match="--tier or --difficulty"):
+        parse_options(GenerateOptions, {"task_name": "TSP", "tier": "easy", "difficulty": 0.5})
+    with pytest.raises(OptionsError, match="one of --completions"):
+        parse_options(EvalOptions, {"dataset": "x", "agent": "greedy", "endpoint": "http://h"})
+    with pytest.raises(OptionsError, match=r"(?i)colour: extra"):
+        parse_options(EvalOptions, {"dataset": "x", "agent": "greedy", "colour": "red"})
+    result = CliRunner().invoke(main, ["generate", "TSP", "--tier", "easy", "--difficulty", "0.5"])
+    assert result.exit_code == 2 and "--tier or --difficulty" in result.output

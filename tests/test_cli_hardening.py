@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import npgym
-from npgym import cli
+from npgym import commands
 from npgym.cli import main
 from npgym.datasets import MAX_COUNT, MAX_MIX_WEIGHT, MAX_TIME_LIMIT, DatasetSpec
 from npgym.npbench import build as building
@@ -105,7 +105,7 @@ def test_a_full_disk_is_one_line_and_loses_nothing(
         handle.write("half a row")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(output))
 
-    monkeypatch.setattr(cli, "write_jsonl", full_disk)
+    monkeypatch.setattr(commands, "write_jsonl", full_disk)
     command = ["generate", "SubsetSum", "--tier", "easy", "-n", "2", "-o", str(output)]
     line = _one_line_error(CliRunner().invoke(main, command))
     assert "No space left on device" in line

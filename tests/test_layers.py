@@ -148,6 +148,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "applications",
         ("npgym.npbench", "npgym.npbench.*", "npgym.integrations", "npgym.integrations.*"),
     ),
+    ("commands", ("npgym.commands",)),
     ("entry points", ("npgym.cli", "npgym.__main__")),
 ]
 """Every module's layer, bottom first: a module imports only from its own layer or below."""
