@@ -437,6 +437,15 @@ def _mutate(solution: Any, rng: np.random.Generator) -> Any:
     return items
 
 
+def tasks_declaring(capability_name: str) -> list[str]:
+    """The registered tasks that declare ``capability_name``, in registry order: what a test of
+    one mode runs over, so a task without the mode (a new task, a plug-in) is not asked for it."""
+    from npgym.capabilities import has_capability
+    from npgym.registry import get_task, list_tasks
+
+    return [name for name in list_tasks() if has_capability(get_task(name), capability_name)]
+
+
 def check_capabilities(task: Task[Any, Any], tier: str) -> None:
     """Every optional capability the task declares resolves and does its job (see
     :mod:`npgym.capabilities`): a structured episode played greedily to its end gives a feasible

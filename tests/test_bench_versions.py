@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 import npgym
 from npgym.cli import main
-from npgym.datasets import BENCH_VERSION, DatasetSpec, draw, generate_instance
+from npgym.datasets import BENCH_TASKS, BENCH_VERSION, DatasetSpec, draw, generate_instance
 
 V1_DIGESTS = json.loads((Path(__file__).parent / "golden" / "npbench_v1.json").read_text())
 
@@ -29,7 +29,7 @@ def _digest(task: str, bench_version: int, count: int = 100) -> str:
     return digest.hexdigest()
 
 
-@pytest.mark.parametrize("task", npgym.list_tasks())
+@pytest.mark.parametrize("task", BENCH_TASKS[1])
 def test_bench_version_1_rebuilds_its_instances_byte_for_byte(task: str) -> None:
     assert _digest(task, bench_version=1) == V1_DIGESTS[task]
 

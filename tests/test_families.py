@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
+from npgym import testing
 from npgym.config import MAX_DIFFICULTY
 from npgym.families import family_env_names
 from npgym.families.base import FamilyScore
@@ -224,7 +225,7 @@ def test_no_candidate_is_optimal_and_only_beating_them_earns_the_bonus(base_name
 # --- inverse problems ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("base_name", npgym.list_tasks())
+@pytest.mark.parametrize("base_name", testing.tasks_declaring("inverse"))
 def test_witness_has_the_property_and_near_misses_do_not_score_two(base_name: str) -> None:
     task = npgym.get_task(f"Invert-{base_name}")
     for seed in range(3):

@@ -12,10 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 import npgym
+from npgym import testing
 from npgym.cli import main
 from npgym.render import draw, draw_answer
 
-TASK_NAMES = npgym.list_tasks()
+TASK_NAMES = testing.tasks_declaring("drawer")
 
 
 def wrong_answer(task_name: str, good: object) -> object:
