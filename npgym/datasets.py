@@ -42,7 +42,7 @@ import numpy as np
 from numba.core import event as numba_event
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from npgym.config import TIERS
+from npgym.config import MAX_DIFFICULTY, TIERS
 from npgym.instance import Instance
 from npgym.records import Row, make_record
 from npgym.registry import get_task
@@ -116,7 +116,7 @@ class DatasetSpec(BaseModel):
         description="per task",
     )
     mix: dict[str, float] | None = None
-    difficulty: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
+    difficulty: float | None = Field(None, ge=0, le=MAX_DIFFICULTY, allow_inf_nan=False)
     curriculum: tuple[float, float] | None = None
     overrides: dict[str, Any] | None = None
     seed: int = Field(0, ge=0)
@@ -184,8 +184,8 @@ class DatasetSpec(BaseModel):
     @field_validator("curriculum")
     @classmethod
     def _ramp_in_range(cls, ramp: tuple[float, float] | None) -> tuple[float, float] | None:
-        if ramp is not None and not all(0.0 <= value <= 1.0 for value in ramp):
-            raise ValueError("curriculum difficulties must lie in [0, 1]")
+        if ramp is not None and not all(0.0 <= value <= MAX_DIFFICULTY for value in ramp):
+            raise ValueError(f"curriculum difficulties must lie in [0, {MAX_DIFFICULTY:g}]")
         return ramp
 
     @model_validator(mode="after")

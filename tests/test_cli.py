@@ -137,3 +137,20 @@ def test_options_that_do_not_fit_together_are_a_usage_error() -> None:
         parse_options(EvalOptions, {"dataset": "x", "agent": "greedy", "colour": "red"})
     result = CliRunner().invoke(main, ["generate", "TSP", "--tier", "easy", "--difficulty", "0.5"])
     assert result.exit_code == 2 and "--tier or --difficulty" in result.output
+
+
+@pytest.mark.parametrize(("difficulty", "accepted"), [(1.5, True), (2.0, True), (2.01, False)])
+def test_generate_takes_every_difficulty_the_tasks_take(
+    tmp_path: Path, difficulty: float, accepted: bool
+) -> None:
+    """The CLI and the tasks go to MAX_DIFFICULTY = 2; the dataset spec used to stop at 1, so
+    ``generate --difficulty 1.5`` was always refused."""
+    output = tmp_path / "rows.jsonl"
+    arguments = ["generate", "Knapsack", "--difficulty", str(difficulty), "-n", "2"]
+    result = CliRunner().invoke(main, [*arguments, "--reference", "none", "-o", str(output)])
+    if accepted:
+        assert result.exit_code == 0, result.output
+        rows = [json.loads(line) for line in output.read_text().splitlines()]
+        assert [row["difficulty"] for row in rows] == [difficulty, difficulty]
+    else:
+        assert result.exit_code == 2 and "difficulty" in result.output
