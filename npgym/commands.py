@@ -42,7 +42,7 @@ from npgym.integrations.serving import (
 )
 from npgym.progress import Progress
 from npgym.records import read_jsonl, write_jsonl
-from npgym.registry import env_id, get_task, list_tasks
+from npgym.registry import ENV_NAMESPACE, env_id, get_task, list_tasks
 from npgym.reward import DEFAULT_PRESET, PRESETS
 from npgym.task import Task
 
@@ -160,7 +160,7 @@ class EvalOptions(Options):
     timeout: float = Field(600, ge=1)
     max_retries: int = Field(4, ge=0)
     system_prompt: str | None = None
-    temperature: float = 0.6
+    temperature: float = Field(0.6, allow_inf_nan=False)
     top_p: float | None = Field(None, ge=0, le=1)
     max_tokens: int | None = Field(None, ge=1)
     sampling_seed: int | None = None
@@ -198,6 +198,12 @@ class ServeOptions(Options):
     workers: int = Field(DEFAULT_WORKERS, ge=0, le=MAX_WORKERS)
     idle_timeout: float = Field(DEFAULT_IDLE_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
     message_timeout: float = Field(DEFAULT_MESSAGE_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+
+    @model_validator(mode="after")
+    def _an_npgym_env(self) -> ServeOptions:
+        if not self.env_id.startswith(f"{ENV_NAMESPACE}/"):
+            raise ValueError(f"ENV_ID {self.env_id!r} is not an npgym environment (npgym/...)")
+        return self
 
 
 class OptionsError(ValueError):

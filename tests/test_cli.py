@@ -154,3 +154,14 @@ def test_generate_takes_every_difficulty_the_tasks_take(
         assert [row["difficulty"] for row in rows] == [difficulty, difficulty]
     else:
         assert result.exit_code == 2 and "difficulty" in result.output
+
+
+def test_eval_and_serve_options_refuse_what_would_pass_through() -> None:
+    """A NaN temperature used to reach the server; a foreign env id reached the server app."""
+    from npgym.commands import EvalOptions, OptionsError, ServeOptions, parse_options
+
+    with pytest.raises(OptionsError, match="temperature"):
+        parse_options(EvalOptions, {"dataset": "x", "agent": "greedy", "temperature": "nan"})
+    with pytest.raises(OptionsError, match="not an npgym environment"):
+        parse_options(ServeOptions, {"env_id": "CartPole-v1"})
+    assert parse_options(ServeOptions, {"env_id": "npgym/TSP-easy"}).port == 8000
