@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -165,3 +166,26 @@ def test_eval_and_serve_options_refuse_what_would_pass_through() -> None:
     with pytest.raises(OptionsError, match="not an npgym environment"):
         parse_options(ServeOptions, {"env_id": "CartPole-v1"})
     assert parse_options(ServeOptions, {"env_id": "npgym/TSP-easy"}).port == 8000
+
+
+def test_each_command_s_parameters_are_its_options_model_s_fields() -> None:
+    """click hands every parameter to the model, which forbids extras: a parameter the model
+    lacks (or a field no parameter fills) would break the command on every call."""
+    from npgym import cli, commands
+
+    pairs = {
+        "generate": commands.GenerateOptions,
+        "score": commands.ScoreOptions,
+        "bench build": commands.BuildOptions,
+        "export": commands.ExportOptions,
+        "show": commands.ShowOptions,
+        "import np-engine": commands.ImportOptions,
+        "eval": commands.EvalOptions,
+        "serve": commands.ServeOptions,
+    }
+    for path, model in pairs.items():
+        command: Any = cli.main
+        for part in path.split():
+            command = command.commands[part]
+        names = {parameter.name for parameter in command.params}
+        assert names == set(model.model_fields), path
