@@ -442,6 +442,55 @@ def _search(
     )
 
 
+def _checked(
+    adjacency: np.ndarray, incumbent: np.ndarray | None, certificate: Sequence[int] | None
+) -> tuple[np.ndarray | None, list[int]]:
+    """The incumbent if it is a proper colouring (else ``None``) and the certificate's vertices
+    if they form a clique (else ``[]``)."""
+    n = adjacency.shape[0]
+    if incumbent is not None and (incumbent.shape != (n,) or not is_proper(adjacency, incumbent)):
+        incumbent = None
+    known = sorted(int(v) for v in certificate) if certificate is not None else []
+    return incumbent, known if is_clique(adjacency, known) else []
+
+
+def certified_coloring(
+    adjacency: np.ndarray, incumbent: np.ndarray | None, clique: list[int]
+) -> SolverResult[np.ndarray] | None:
+    """The incumbent, proven optimal, when it uses no more colours than ``clique`` has vertices;
+    else ``None``. Both must already be checked (:func:`_checked`)."""
+    if incumbent is None or not clique or color_count(incumbent) > len(clique):
+        return None
+    count = len(clique)
+    witness = np.array(canonical_coloring(incumbent), dtype=np.int64)
+    return SolverResult(witness, count, count, solver=CERTIFIED_SOLVER)
+
+
+def quick_coloring(
+    adjacency: np.ndarray,
+    incumbent: np.ndarray | None = None,
+    certificate: Sequence[int] | None = None,
+    tabucol_iterations: int = TABUCOL_ITERATIONS,
+    clique_node_limit: int = CLIQUE_NODE_LIMIT,
+) -> tuple[SolverResult[np.ndarray] | None, np.ndarray, int]:
+    """The heuristic reference, never more work than :func:`exact_coloring` before its search.
+
+    Returns the certificate's proof when :func:`certified_coloring` gives one (and an empty
+    colouring), else ``None`` and :func:`heuristic_coloring`'s colouring and count, stopped at
+    the clique bound of :func:`max_clique`. Tabucol can never succeed below a clique's size, so
+    the colouring is the one :func:`heuristic_coloring` finds without the bound, minus the
+    search for a colouring that cannot exist (up to ``tabucol_iterations`` wasted moves).
+    """
+    adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
+    incumbent, known = _checked(adjacency, incumbent, certificate)
+    shortcut = certified_coloring(adjacency, incumbent, known)
+    if shortcut is not None:
+        return shortcut, np.empty(0, np.int64), 0
+    clique, _ = max_clique(adjacency, clique_node_limit)
+    colors, count = heuristic_coloring(adjacency, max(len(clique), len(known)), tabucol_iterations)
+    return None, colors, count
+
+
 def exact_coloring(
     adjacency: np.ndarray,
     effort: float = 60.0,
@@ -464,15 +513,10 @@ def exact_coloring(
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     n = adjacency.shape[0]
     deadline = deadline or Deadline.for_effort(effort)
-    if incumbent is not None and (incumbent.shape != (n,) or not is_proper(adjacency, incumbent)):
-        incumbent = None
-    known = sorted(int(v) for v in certificate) if certificate is not None else []
-    if not is_clique(adjacency, known):
-        known = []
-    if incumbent is not None and known and color_count(incumbent) <= len(known):
-        count = len(known)
-        witness = np.array(canonical_coloring(incumbent), dtype=np.int64)
-        return SolverResult(witness, count, count, solver=CERTIFIED_SOLVER)
+    incumbent, known = _checked(adjacency, incumbent, certificate)
+    shortcut = certified_coloring(adjacency, incumbent, known)
+    if shortcut is not None:
+        return shortcut
     clique, _ = max_clique(adjacency, clique_node_limit)
     if len(known) > len(clique):
         clique = known

@@ -33,7 +33,9 @@ class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColorin
     appearance (vertex 0 has colour 0, the next new colour is 1, ...). Brute force and CP-SAT agree
     with it (tests). Above the benchmark tier the instance carries a planted clique certificate
     (``planted_clique``) as large as the planted colouring: once the solver has checked that it is
-    a clique, the two prove the chromatic number at once, with no search.
+    a clique, the two prove the chromatic number at once, with no search. Without ``exact`` that
+    proof still comes first, and DSatur + Tabucol stop at the clique bound: never more work than
+    the exact path (:func:`~npgym.heuristics.graph_coloring.quick_coloring`).
     """
 
     name = "GraphColoring"
@@ -79,8 +81,15 @@ class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColorin
     def solve(
         self, instance: GraphColoringInstance, *, exact: bool, time_limit: float
     ) -> Reference:
+        planted = instance.planted_colouring
+        incumbent = None if planted is None else np.array(planted, dtype=np.int64)
         if not exact:
-            colors, count = solvers.heuristic_coloring(instance.adjacency)
+            shortcut, colors, count = solvers.quick_coloring(
+                instance.adjacency, incumbent, instance.planted_clique
+            )
+            if shortcut is not None:
+                witness = shortcut.witness.tolist()
+                return Reference.from_result(shortcut, witness, solvers.CERTIFIED_SOLVER)
             return Reference(
                 objective=count,
                 solution=colors.tolist(),
@@ -88,11 +97,10 @@ class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColorin
                 method="heuristic",
                 solver="DSatur+Tabucol",
             )
-        planted = instance.planted_colouring
         result = solvers.exact_coloring(
             instance.adjacency,
             time_limit,
-            incumbent=None if planted is None else np.array(planted, dtype=np.int64),
+            incumbent=incumbent,
             certificate=instance.planted_clique,
         )
         solver = result.solver or "max-clique bound + DSatur/Tabucol + DSatur branch and bound"
