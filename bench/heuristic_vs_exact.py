@@ -1,6 +1,6 @@
 """A heuristic reference is never slower than the exact one: CPU time of both, per instance.
 
-    python bench/heuristic_vs_exact.py                               # every task, tiers + 1.0/1.5/2.0
+    python bench/heuristic_vs_exact.py            # every task: tiers and difficulties 1, 1.5, 2
     python bench/heuristic_vs_exact.py --tasks HamiltonianCycle --seeds 5
     python bench/heuristic_vs_exact.py --difficulties 2.0 --time-limit 10
 

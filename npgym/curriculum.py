@@ -187,6 +187,21 @@ class AdaptiveCurriculum:
             return CurriculumItem(name, instance, state.difficulty, key)
         return None
 
+    def upcoming(self, count: int) -> list[tuple[str, int, float]]:
+        """The ``(task, seed, difficulty)`` of the next ``count`` draws of :meth:`next` if no
+        report moves a frontier and no instance repeats one seen before: a guess that lets a
+        :class:`~npgym.reference_pool.ReferencePool` compute references ahead. Changes nothing."""
+        rng = np.random.default_rng()
+        rng.bit_generator.state = self._rng.bit_generator.state
+        issued = {name: state.issued for name, state in self._states.items()}
+        draws = []
+        for _ in range(count):
+            name = self.tasks[int(rng.integers(len(self.tasks)))]
+            seed = derive_seed("adaptive-curriculum", self.seed, name, issued[name])
+            issued[name] += 1
+            draws.append((name, seed, self._states[name].difficulty))
+        return draws
+
     def _benchmark_fingerprints(self, task: str) -> frozenset[str]:
         if not self.exclude_benchmark:
             return frozenset()

@@ -24,14 +24,13 @@ it gave.
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import multiprocessing
 import os
-import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from npgym.config import MAX_DIFFICULTY, TIERS
 from npgym.instance import Instance
 from npgym.records import Row, make_record
+from npgym.reference_pool import ReferenceJob, ReferencePool, die_with_parent
 from npgym.registry import get_task
 from npgym.seeding import derive_seed
 
@@ -389,16 +389,38 @@ def _distinct(
         yield candidate, instance
 
 
-def build_item(item: WorkItem, spec: DatasetSpec, instance: Instance | None = None) -> ItemResult:
-    """Generate one instance (unless given) and its reference, and make its row (runs in a
-    worker, which regenerates the instance from its seed rather than receive it)."""
+def reference_job(item: WorkItem, spec: DatasetSpec) -> ReferenceJob:
+    """The item's reference as a :class:`ReferencePool` job (it generates the same instance)."""
+    tier = item.tier if item.tier is not None or item.difficulty is not None else "medium"
+    return ReferenceJob.make(
+        item.task,
+        item.seed,
+        tier,
+        item.difficulty,
+        spec.generator_overrides,
+        exact=spec.reference == "exact",
+        time_limit=spec.time_limit,
+    )
+
+
+def build_item(
+    item: WorkItem,
+    spec: DatasetSpec,
+    instance: Instance | None = None,
+    pool: ReferencePool | None = None,
+) -> ItemResult:
+    """Generate one instance (unless given) and its reference (from ``pool`` when given), and
+    make its row (runs in a worker, which regenerates the instance from its seed rather than
+    receive it)."""
     task = get_task(item.task)
     started = time.perf_counter()
     if instance is None:
         instance = generate_instance(item, spec)
     generated = time.perf_counter()
     solved = None
-    if spec.reference != "none":
+    if spec.reference != "none" and pool is not None:
+        solved = pool.reference(reference_job(item, spec), instance)
+    elif spec.reference != "none":
         solved = task.reference(
             instance, exact=spec.reference == "exact", time_limit=spec.time_limit
         )
@@ -424,6 +446,7 @@ def make_rows(
     forbidden: Mapping[str, str] | None = None,
     skip: Collection[str] = (),
     ordered: bool = True,
+    pool: ReferencePool | None = None,
 ) -> Iterator[ItemResult]:
     """Make the spec's rows: distinct instances with their references.
 
@@ -431,10 +454,13 @@ def make_rows(
     ``workers=1``) here, ``local`` a process pool of ``workers`` (default: the usable cores),
     ``ray`` Ray tasks on the cluster at ``ray_address`` or a local Ray. Rows come in file order,
     or as they finish with ``ordered=False``; ids in ``skip`` (done by an earlier run) are left
-    out. A ``stream`` spec yields rows forever, one at a time in this process.
+    out. A ``stream`` spec yields rows forever, one at a time in this process; with a ``pool``
+    (:class:`npgym.reference_pool.ReferencePool`, opt-in) the references of its next
+    ``pool.prefetch`` rows are computed ahead in the pool's workers, and the rows are the same.
     """
     if spec.split == "stream":
-        return _stream(spec, forbidden_fingerprints(spec) if forbidden is None else forbidden)
+        blocked = forbidden_fingerprints(spec) if forbidden is None else forbidden
+        return _stream(spec, blocked, pool)
     items = [item for item in draw(spec, forbidden) if item.record_id not in skip]
     results = execute(items, spec, workers=workers, backend=backend, ray_address=ray_address)
     if not ordered:
@@ -453,8 +479,11 @@ def _in_order(items: list[WorkItem], results: Iterator[ItemResult]) -> Iterator[
             position += 1
 
 
-def _stream(spec: DatasetSpec, forbidden: Mapping[str, str]) -> Iterator[ItemResult]:
-    """Endless rows: a task in turn, a tier drawn by the mix, every instance new."""
+def _stream(
+    spec: DatasetSpec, forbidden: Mapping[str, str], pool: ReferencePool | None = None
+) -> Iterator[ItemResult]:
+    """Endless rows: a task in turn, a tier drawn by the mix, every instance new (their
+    references computed ``pool.prefetch`` rows ahead by ``pool``, when given)."""
     mix = spec.tier_mix
     tiers = list(mix)
     probabilities = np.array([mix[tier] for tier in tiers], dtype=float)
@@ -469,8 +498,18 @@ def _stream(spec: DatasetSpec, forbidden: Mapping[str, str]) -> Iterator[ItemRes
                 tier = tiers[int(rng.choice(len(tiers), p=probabilities))]
             yield _item(spec, task, tier, spec.difficulty, index, 0)
 
-    for item, instance in _distinct(spec, items(), forbidden):
-        yield build_item(item, spec, instance)
+    drawn = _distinct(spec, items(), forbidden)
+    if pool is None or spec.reference == "none":
+        for item, instance in drawn:
+            yield build_item(item, spec, instance)
+        return
+    ahead: deque[tuple[WorkItem, Instance]] = deque()
+    while True:
+        while len(ahead) < pool.prefetch:
+            ahead.append(next(drawn))
+        pool.keep(reference_job(item, spec) for item, _ in ahead)
+        item, instance = ahead.popleft()
+        yield build_item(item, spec, instance, pool)
 
 
 def execute(
@@ -556,7 +595,7 @@ def _run_pool(items: list[WorkItem], spec: DatasetSpec, workers: int) -> Iterato
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
-        initializer=_die_with_parent,
+        initializer=die_with_parent,
         initargs=(os.getpid(),),
     ) as pool:
         futures = [pool.submit(_build_item_args, (item, spec)) for item in items]
@@ -566,28 +605,6 @@ def _run_pool(items: list[WorkItem], spec: DatasetSpec, workers: int) -> Iterato
         finally:
             for future in futures:
                 future.cancel()
-
-
-def _die_with_parent(parent: int) -> None:
-    """Make a pool worker exit when the process that started it dies, even by ``kill -9``.
-
-    Linux delivers SIGKILL on the parent's death (``PR_SET_PDEATHSIG``); elsewhere a daemon
-    thread polls the parent's pid.
-    """
-    if sys.platform.startswith("linux"):
-        pr_set_pdeathsig = 1
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(pr_set_pdeathsig, signal.SIGKILL) == 0:
-            if os.getppid() != parent:  # the parent died before prctl took effect
-                os._exit(1)
-            return
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="npgym-parent-watch").start()
 
 
 def _run_ray(

@@ -125,10 +125,10 @@ def test_pool_workers_exit_when_their_parent_is_killed() -> None:
         """
         import multiprocessing, os, time
         from concurrent.futures import ProcessPoolExecutor
-        from npgym.datasets import _die_with_parent
+        from npgym.reference_pool import die_with_parent
 
         pool = ProcessPoolExecutor(2, multiprocessing.get_context("fork"),
-                                   initializer=_die_with_parent, initargs=(os.getpid(),))
+                                   initializer=die_with_parent, initargs=(os.getpid(),))
         futures = [pool.submit(time.sleep, 120) for _ in range(2)]
         time.sleep(1.0)
         print(" ".join(str(pid) for pid in pool._processes), flush=True)

@@ -132,6 +132,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "npgym.env_options",
             "npgym.multiturn",
             "npgym.records",
+            "npgym.reference_pool",
             "npgym.trainer_rows",
             "npgym.datasets",
             "npgym.variants",

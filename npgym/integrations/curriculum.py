@@ -52,8 +52,9 @@ from typing import Any
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError, CurriculumItem
 from npgym.datasets import ReferenceMode
 from npgym.records import Row, make_record
+from npgym.reference_pool import ReferenceJob, ReferencePool
 from npgym.registry import get_task
-from npgym.results import Score
+from npgym.results import Reference, Score
 from npgym.reward import DEFAULT_REWARD, RewardConfig
 
 KEY_FIELD = "curriculum_key"
@@ -72,11 +73,49 @@ class JournalWarning(RuntimeWarning):
     """A journal's torn last line was dropped, or it holds reports for keys it never issued."""
 
 
-def curriculum_record(item: CurriculumItem, reference: ReferenceMode = "exact") -> Row:
-    """The npgym row of an issued item (its reference solved as ``reference`` asks)."""
+class CurriculumPrefetch:
+    """References of a curriculum's items from a :class:`ReferencePool`, computed ahead.
+
+    Calling it with a just-drawn item asks the pool for that item's reference and for those of
+    the ``pool.prefetch - 1`` draws that follow if no frontier moves
+    (:meth:`AdaptiveCurriculum.upcoming`), discarding earlier guesses that no longer hold; it
+    returns the item's reference, waiting only if a worker has not finished it. Rows and rewards
+    are those of the pool-less path: a guess is used only for the very instance it named.
+    """
+
+    def __init__(
+        self, curriculum: AdaptiveCurriculum, pool: ReferencePool, reference: ReferenceMode
+    ) -> None:
+        if reference == "none":
+            raise ValueError("a reference pool needs reference='exact' or 'heuristic'")
+        self.curriculum = curriculum
+        self.pool = pool
+        self.exact = reference == "exact"
+
+    def _job(self, task: str, seed: int, difficulty: float) -> ReferenceJob:
+        return ReferenceJob.make(task, seed, difficulty=difficulty, exact=self.exact)
+
+    def __call__(self, item: CurriculumItem) -> Reference:
+        seed = item.instance.seed
+        assert seed is not None, "a curriculum's instances always carry their seed"
+        job = self._job(item.task, seed, item.difficulty)
+        ahead = [self._job(*draw) for draw in self.curriculum.upcoming(self.pool.prefetch - 1)]
+        self.pool.keep([job, *ahead])
+        return self.pool.reference(job, item.instance)
+
+
+def curriculum_record(
+    item: CurriculumItem,
+    reference: ReferenceMode = "exact",
+    prefetch: CurriculumPrefetch | None = None,
+) -> Row:
+    """The npgym row of an issued item (its reference solved as ``reference`` asks, by
+    ``prefetch`` when given: the same row, computed ahead in its pool)."""
     task = get_task(item.task)
     solved = None
-    if reference != "none":
+    if prefetch is not None:
+        solved = prefetch(item)
+    elif reference != "none":
         solved = task.reference(item.instance, exact=reference == "exact")
     return make_record(f"curriculum/{item.key}", task, item.instance, solved)
 
@@ -84,13 +123,21 @@ def curriculum_record(item: CurriculumItem, reference: ReferenceMode = "exact") 
 # --- TRL ----------------------------------------------------------------------------------------
 
 
-def curriculum_dataset(curriculum: AdaptiveCurriculum, reference: ReferenceMode = "exact") -> Any:
+def curriculum_dataset(
+    curriculum: AdaptiveCurriculum,
+    reference: ReferenceMode = "exact",
+    pool: ReferencePool | None = None,
+) -> Any:
     """An endless ``datasets.IterableDataset`` drawn from ``curriculum`` as the trainer reads it.
 
     Rows are TRL rows (``prompt``, ``task``, ``instance``, ``reference``, ...) plus
     ``curriculum_key``. Set ``max_steps`` and ``shuffle_dataset=False`` in ``GRPOConfig``. It
-    serves one trainer process (``WORLD_SIZE`` 1): it refuses a multi-process launch.
+    serves one trainer process (``WORLD_SIZE`` 1): it refuses a multi-process launch. With a
+    ``pool`` (:class:`npgym.reference_pool.ReferencePool`, opt-in; give it a ``prefetch`` of at
+    least the prompts per step) references are computed ahead in its workers while the trainer
+    generates (:class:`CurriculumPrefetch`); the rows are the same, byte for byte.
     """
+    prefetch = None if pool is None else CurriculumPrefetch(curriculum, pool, reference)
     from datasets import IterableDataset
 
     from npgym.trainer_rows import trl_row
@@ -103,7 +150,8 @@ def curriculum_dataset(curriculum: AdaptiveCurriculum, reference: ReferenceMode 
             )
         while True:
             item = curriculum.next()
-            yield {**trl_row(curriculum_record(item, reference)), KEY_FIELD: item.key}
+            row = curriculum_record(item, reference, prefetch)
+            yield {**trl_row(row), KEY_FIELD: item.key}
 
     return IterableDataset.from_generator(rows)
 

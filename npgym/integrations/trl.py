@@ -31,6 +31,7 @@ from npgym.datasets import DEFAULT_TRAINING_MIX, DatasetSpec, ReferenceMode, mak
 from npgym.instance import Instance
 from npgym.multiturn import RepairConfig, RepairSession, as_completion
 from npgym.records import load_row, load_solved_row
+from npgym.reference_pool import ReferencePool
 from npgym.registry import get_task, list_tasks
 from npgym.results import Reference, Score
 from npgym.reward import RewardSpec, resolve_reward
@@ -250,19 +251,22 @@ def make_iterable_dataset(
     mix: Mapping[str, float] | None = None,
     seed: int = 0,
     reference: ReferenceMode = "exact",
+    pool: ReferencePool | None = None,
 ) -> Any:
     """An endless ``datasets.IterableDataset`` of fresh instances (set ``max_steps`` in TRL).
 
     Each row is drawn anew: a task in turn, a tier by ``mix``, a seed from the stream; nothing
     is stored, since procedural generation is the point. Every instance is new to the stream
-    and none is NP-Bench's.
+    and none is NP-Bench's. With a ``pool`` (:class:`npgym.reference_pool.ReferencePool`,
+    opt-in) references are computed ``pool.prefetch`` rows ahead in its workers; the rows are
+    the same.
     """
     from datasets import IterableDataset
 
     spec = training_spec(tasks, None, mix=mix, seed=seed, reference=reference)
 
     def rows() -> Iterator[TrlRow]:
-        for result in make_rows(spec):
+        for result in make_rows(spec, pool=pool):
             yield trl_row(result.record)
 
     return IterableDataset.from_generator(rows)
