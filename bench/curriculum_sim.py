@@ -9,6 +9,17 @@ prints how close the curriculum's pass rate stays to its band, the final skills,
 curriculum's overhead per ``next()`` + ``report()`` beside the cost of one exact reference.
 
     python bench/curriculum_sim.py --steps 3000 -o out/
+
+``--pool`` measures the reference pool instead (:class:`npgym.reference_pool.ReferencePool`): a
+GRPO-like loop at difficulty 1.5 draws ``--batch`` rows (with exact references), "generates" for
+``--generation-seconds`` (a sleep: the GPU's time per batch, which the pool overlaps with its
+reference work), then reports a simulated learner's results, so the frontier moves now and then.
+It runs once without the pool and once with ``--workers`` workers and a prefetch depth of two
+batches, checks that both gave the same rows byte for byte (exit 1 if not), and prints rows
+delivered per wall-clock second, the time the trainer spent waiting for references and the
+pool's counts (``waits``: how often the trainer found the reference it needed not ready).
+
+    python bench/curriculum_sim.py --pool --batches 4 --batch 8 --generation-seconds 4
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +35,8 @@ import numpy as np
 
 import npgym
 from npgym.curriculum import AdaptiveCurriculum
+from npgym.integrations.curriculum import CurriculumPrefetch, curriculum_record
+from npgym.reference_pool import ReferencePool
 
 TASKS = ("TSP", "GraphColoring", "Knapsack")
 BENCHMARK_DIFFICULTY = 0.8
@@ -88,14 +102,89 @@ def _reference_seconds(task_name: str, difficulty: float, samples: int = 5) -> f
     return float(np.median(times))
 
 
-def main() -> None:
+POOL_DIFFICULTY = 1.5
+"""Where the pool comparison runs: past the benchmark tier, where references cost the most."""
+
+
+def trainer_loop(
+    batches: int, batch: int, generation_seconds: float, pool: ReferencePool | None
+) -> tuple[list[dict], float, float]:
+    """A GRPO-like loop on the curriculum: draw a batch of rows (with exact references), sleep
+    for the generation, report a simulated learner. Returns the rows, the wall seconds of the
+    whole loop and those spent drawing rows (where the trainer waits for references)."""
+    curriculum = AdaptiveCurriculum(
+        list(TASKS), seed=0, start=POOL_DIFFICULTY, window=batch, step=0.05
+    )
+    prefetch = None if pool is None else CurriculumPrefetch(curriculum, pool, "exact")
+    learner = np.random.default_rng(0)
+    rows, drawing = [], 0.0
+    started = time.perf_counter()
+    for _ in range(batches):
+        drawn = time.perf_counter()
+        items = []
+        for _ in range(batch):  # as a streaming dataset does: each row made as it is drawn
+            items.append(curriculum.next())
+            rows.append(curriculum_record(items[-1], "exact", prefetch))
+        drawing += time.perf_counter() - drawn
+        time.sleep(generation_seconds)
+        for item in items:
+            chance = _pass_probability(POOL_DIFFICULTY, item.difficulty, 0.05)
+            curriculum.report(item, 2.0 if learner.random() < chance else -0.5)
+    return rows, time.perf_counter() - started, drawing
+
+
+def pool_comparison(args: argparse.Namespace) -> int:
+    """Rows per second with and without the pool (see the module docstring); 1 if rows differ."""
+    for name in TASKS:  # compile the kernels before either run
+        task = npgym.get_task(name)
+        task.reference(task.generate(0, difficulty=POOL_DIFFICULTY))
+    plain, plain_seconds, plain_drawing = trainer_loop(
+        args.batches, args.batch, args.generation_seconds, None
+    )
+    with ReferencePool(workers=args.workers, prefetch=2 * args.batch, tasks=TASKS) as pool:
+        pool.start()  # a trainer starts its pool before the first step
+        pooled, pooled_seconds, pooled_drawing = trainer_loop(
+            args.batches, args.batch, args.generation_seconds, pool
+        )
+        stats = pool.stats.to_dict()
+    rows = len(plain)
+    print(
+        f"difficulty {POOL_DIFFICULTY}, tasks {', '.join(TASKS)}, {args.batches} batches of "
+        f"{args.batch} rows, {args.generation_seconds:g} s generation per batch\n"
+    )
+    print("| run | rows/s | wall s | waiting for rows s | pool waits |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| no pool | {rows / plain_seconds:.2f} | {plain_seconds:.1f} | {plain_drawing:.1f} | - |"
+    )
+    print(
+        f"| pool ({args.workers} workers, prefetch {2 * args.batch}) "
+        f"| {rows / pooled_seconds:.2f} | {pooled_seconds:.1f} | {pooled_drawing:.1f} "
+        f"| {stats['waits']} of {rows} |"
+    )
+    print(f"\npool stats: {json.dumps(stats)}")
+    if pooled != plain:
+        print("FAIL: the pool changed the rows")
+        return 1
+    print("rows identical with and without the pool")
+    return 0
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pool", action="store_true", help="measure the reference pool instead")
+    parser.add_argument("--batches", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--generation-seconds", type=float, default=4.0)
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--temperature", type=float, default=0.08)
     parser.add_argument("--learning-rate", type=float, default=0.0005)
     parser.add_argument("-o", "--output", type=Path, default=Path("out"))
     args = parser.parse_args()
+    if args.pool:
+        return pool_comparison(args)
     result = simulate(args.steps, args.seed, args.temperature, args.learning_rate)
     trace = result["trace"]
     width = min(200, max(10, args.steps // 10))
@@ -133,6 +222,7 @@ def main() -> None:
     )
     _plot(trace, curriculum_rate, fixed_rate, width, args.output / "curriculum_sim.png")
     print(json.dumps(summary, indent=1))
+    return 0
 
 
 def _plot(
@@ -165,4 +255,4 @@ def _plot(
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

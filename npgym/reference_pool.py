@@ -45,11 +45,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import DEFAULT_TIME_LIMIT, Reference, reference_key
+
+T = TypeVar("T")
 
 DEFAULT_PREFETCH = 8
 """References in flight at most by default: a GRPO batch of 8 prompts, computed while the
@@ -113,6 +115,19 @@ def _solve_job(job: ReferenceJob) -> tuple[str, str]:
     """Worker side: the fingerprint of the job's instance and its reference's JSON."""
     instance = job.instance()
     return instance.fingerprint(), job.solve(instance).model_dump_json()
+
+
+def _start_worker(parent: int, tasks: tuple[str, ...]) -> None:
+    """Worker initializer: exit with the parent, and load the tasks' kernels (one small
+    reference each) so that the first real job does not pay for imports and compiles."""
+    die_with_parent(parent)
+    for name in tasks:
+        task = get_task(name)
+        task.reference(task.generate(0, tier="easy"), time_limit=1.0)
+
+
+def _worker_pid() -> int:
+    return os.getpid()
 
 
 def die_with_parent(parent: int) -> None:
@@ -180,6 +195,7 @@ class ReferencePool:
         prefetch: int = DEFAULT_PREFETCH,
         *,
         wait_timeout: float = WAIT_TIMEOUT,
+        tasks: Iterable[str] = (),
     ) -> None:
         for name, value, most in (
             ("workers", workers, MAX_WORKERS),
@@ -194,6 +210,8 @@ class ReferencePool:
         self.workers = workers
         self.prefetch = prefetch
         self.wait_timeout = float(wait_timeout)
+        self.tasks = tuple(get_task(name).name for name in tasks)
+        """Tasks whose kernels each worker loads as it starts."""
         self.stats = PoolStats()
         self._executor: ProcessPoolExecutor | None = None
         self._futures: OrderedDict[ReferenceJob, Future[tuple[str, str]]] = OrderedDict()
@@ -228,10 +246,22 @@ class ReferencePool:
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=die_with_parent,
-                initargs=(os.getpid(),),
+                initializer=_start_worker,
+                initargs=(os.getpid(), self.tasks),
             )
         return self._executor
+
+    def start(self) -> None:
+        """Start every worker now and wait until each has loaded its tasks' kernels (at most
+        ``wait_timeout`` seconds), so that a trainer pays the start-up before its first step.
+        Optional: workers otherwise start with the first jobs."""
+        if self._closed:
+            raise RuntimeError("this ReferencePool is closed")
+        if self._disabled:
+            return
+        started = [self._pool().submit(_worker_pid) for _ in range(self.workers)]
+        for future in started:
+            self._await(future)
 
     # --- handing references over ----------------------------------------------------------------
 
@@ -261,7 +291,7 @@ class ReferencePool:
         self.stats.from_pool += 1
         return instance.cached(reference_key(job.exact, limit), lambda: reference)
 
-    def _await(self, future: Future[tuple[str, str]]) -> tuple[str, str] | None:
+    def _await(self, future: Future[T]) -> T | None:
         """The worker's answer, or ``None`` when it died, hung or raised (rebuilding the pool
         when a worker may be gone or stuck)."""
         try:

@@ -79,8 +79,10 @@ class CurriculumPrefetch:
     Calling it with a just-drawn item asks the pool for that item's reference and for those of
     the ``pool.prefetch - 1`` draws that follow if no frontier moves
     (:meth:`AdaptiveCurriculum.upcoming`), discarding earlier guesses that no longer hold; it
-    returns the item's reference, waiting only if a worker has not finished it. Rows and rewards
-    are those of the pool-less path: a guess is used only for the very instance it named.
+    returns the item's reference, waiting only if a worker has not finished it. Call it for each
+    item as soon as it is drawn, before the next draw: guesses for items drawn earlier and not
+    yet asked for would be discarded (and computed in-process). Rows and rewards are those of
+    the pool-less path: a guess is used only for the very instance it named.
     """
 
     def __init__(
