@@ -466,3 +466,34 @@ def test_greedy_is_optimal_on_at_most_half_at_difficulty_2() -> None:
             reference.objective
         )
     assert optimal <= 10
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 14))
+def test_quick_coloring_is_the_heuristic_without_its_futile_last_run(seed: int, n: int) -> None:
+    # Tabucol never succeeds below a clique's size, so stopping at the clique bound changes
+    # nothing but the work: the heuristic reference keeps its bytes.
+    adjacency = random_adjacency(np.random.default_rng(seed), n)
+    shortcut, colors, count = solvers.quick_coloring(adjacency)
+    expected_colors, expected_count = solvers.heuristic_coloring(adjacency)
+    assert shortcut is None and count == expected_count
+    assert colors.tolist() == expected_colors.tolist()
+
+
+@pytest.mark.parametrize("difficulty", [1.0, 1.5, 2.0])
+def test_a_certified_instance_gets_its_proof_without_exact(difficulty: float) -> None:
+    for seed in range(3):
+        instance = TASK.generate(seed, difficulty=difficulty)
+        quick = TASK.reference(instance, exact=False)
+        if instance.planted_clique is not None:
+            assert quick == TASK.reference(instance)
+            assert quick.proven_optimal
+        assert TASK.verify(instance, quick.solution).objective == quick.objective
+
+
+def test_a_false_certificate_is_ignored_by_the_heuristic_reference() -> None:
+    instance = TASK.generate(0, difficulty=1.5)
+    assert instance.planted_clique is not None
+    fake = instance.model_copy(update={"planted_clique": list(range(instance.n))})
+    quick = TASK.reference(fake, exact=False)
+    assert quick.method == "heuristic" and not quick.proven_optimal

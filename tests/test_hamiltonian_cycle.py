@@ -384,3 +384,14 @@ def test_exact_search_confirms_every_construction(tier: str) -> None:
         search = solvers.exact_cycle(instance.adjacency, effort=60)
         assert search.proven_optimal
         assert search.witness.size == len(instance.planted_cycle) - 1 < instance.n
+
+
+@pytest.mark.parametrize("difficulty", [1.0, 1.5, 2.0])
+def test_the_heuristic_reference_takes_the_planted_proof_first(difficulty: float) -> None:
+    # The exact path's planted proofs are a check, far cheaper than rotation-extension: the
+    # heuristic reference uses them too, so it is never slower than the exact one.
+    for seed in range(4):
+        instance = TASK.generate(seed, difficulty=difficulty)
+        exact = TASK.reference(instance)
+        if exact.method == "planted":
+            assert TASK.reference(instance, exact=False) == exact
