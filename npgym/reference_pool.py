@@ -234,12 +234,21 @@ class ReferencePool:
         for job in [job for job in self._futures if job not in wanted]:
             self._futures.pop(job).cancel()
             self.stats.discarded += 1
-        if self._disabled:
-            return
         for job in wanted:
-            if job not in self._futures:
-                self._futures[job] = self._pool().submit(_solve_job, job)
-                self.stats.submitted += 1
+            if job not in self._futures and not self._disabled:
+                self._submit(job)
+
+    def _submit(self, job: ReferenceJob) -> None:
+        """Send ``job`` to the workers; if they died since the last job, rebuild them first
+        (the jobs they held are lost and computed in-process when asked for)."""
+        try:
+            self._futures[job] = self._pool().submit(_solve_job, job)
+        except BrokenProcessPool:
+            self._restart()
+            if self._disabled:
+                return
+            self._futures[job] = self._pool().submit(_solve_job, job)
+        self.stats.submitted += 1
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:

@@ -100,6 +100,21 @@ def test_a_killed_worker_costs_a_recomputation_never_a_row() -> None:
     assert not _alive(worker)
 
 
+def test_jobs_sent_after_a_worker_died_go_to_a_rebuilt_pool() -> None:
+    task = get_task("MaxClique")
+    with ReferencePool(workers=1, prefetch=2) as pool:
+        first, _ = _job_and_instance(5)
+        pool.keep([first])
+        (worker,) = _workers(pool)
+        os.kill(worker, signal.SIGKILL)
+        time.sleep(1.0)  # the executor notices the death and marks itself broken
+        job, instance = _job_and_instance(6)
+        pool.keep([first, job])
+        assert pool.reference(job, instance) == task.reference(job.instance())  # type: ignore[arg-type]
+        assert pool.stats.restarts >= 1
+    assert not _alive(worker)
+
+
 def test_a_stalled_worker_is_waited_for_at_most_wait_timeout() -> None:
     with ReferencePool(workers=1, prefetch=1, wait_timeout=3.0) as pool:
         job, instance = _job_and_instance(3)
