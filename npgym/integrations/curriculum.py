@@ -201,6 +201,10 @@ def _line(event: Mapping[str, Any]) -> bytes:
     return (json.dumps(event, separators=(",", ":")) + "\n").encode("utf-8")
 
 
+def _report_line(key: str, score: Score) -> bytes:
+    return _line({"report": key, "score": score.to_dict()})
+
+
 def report_to_journal(extra_info: Mapping[str, Any], score: Score) -> bool:
     """Append ``score`` to the journal a row's ``extra_info`` names; ``False`` when it names
     none (a row not drawn from a curriculum). Safe to call from any process."""
@@ -208,7 +212,7 @@ def report_to_journal(extra_info: Mapping[str, Any], score: Score) -> bool:
     if not journal or not key:
         return False
     path = Path(journal)
-    line = _line({"report": str(key), "score": score.to_dict()})
+    line = _report_line(str(key), score)
     try:
         with _locked(path) as fd:
             _append(fd, line)
@@ -253,6 +257,13 @@ class CurriculumJournal:
             item = self.curriculum.next()
             self._offset = _append(fd, _line({"issue": item.key}))
         return item
+
+    def report(self, key: str, score: Score) -> None:
+        """Append a report, then replay it with any lines before it (an unknown key is counted
+        and warned about, as in replay)."""
+        with _locked(self.path) as fd:
+            _append(fd, _report_line(key, score))
+            self._replay(fd)
 
     def sync(self) -> None:
         """Replay the lines appended since the last call (reports, other replicas' draws)."""

@@ -41,6 +41,12 @@ from npgym.integrations.curriculum import (
     CurriculumJournal,
     curriculum_record,
 )
+from npgym.integrations.ray_curriculum import (
+    CALL_TIMEOUT_S,
+    START_TIMEOUT_S,
+    RayCurriculum,
+    ray_initialized,
+)
 from npgym.trainer_rows import verl_row
 
 CURRICULUM_FILES = "npgym-curriculum"
@@ -54,12 +60,13 @@ class CurriculumDraws:
 
     def __init__(
         self,
-        journal: CurriculumJournal,
+        source: CurriculumJournal | RayCurriculum,
         size: int,
         reference: ReferenceMode = "exact",
         multi_turn: bool = False,
     ) -> None:
-        self.journal = journal
+        self.source = source
+        """Where draws come from: the journal on this machine, or the cluster's actor (Ray)."""
         self.size = size
         self.reference: ReferenceMode = reference
         self.multi_turn = multi_turn
@@ -68,13 +75,14 @@ class CurriculumDraws:
         return self.size
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        item = self.journal.next()
+        item = self.source.next()
         row = verl_row(curriculum_record(item, self.reference), index, "train", self.multi_turn)
-        row["extra_info"] |= {
-            KEY_FIELD: item.key,
-            JOURNAL_FIELD: str(self.journal.path),
-            "difficulty": item.difficulty,
-        }
+        reports_to = (
+            self.source.row_fields()
+            if isinstance(self.source, RayCurriculum)
+            else {JOURNAL_FIELD: str(self.source.path)}
+        )
+        row["extra_info"] |= {KEY_FIELD: item.key, "difficulty": item.difficulty, **reports_to}
         return row
 
 
@@ -99,10 +107,19 @@ def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
     if reference not in ("exact", "heuristic", "none"):
         raise ValueError(f"data.{CONFIG_KEY}.reference must be exact, heuristic or none")
     multi_turn = bool(settings.pop("multi_turn", False))
+    actor_timeout = float(settings.pop("actor_timeout", CALL_TIMEOUT_S))
+    actor_start_timeout = float(settings.pop("actor_start_timeout", START_TIMEOUT_S))
     if "target" in settings:
         settings["target"] = tuple(settings["target"])
     curriculum = AdaptiveCurriculum(tasks, **settings)
-    return CurriculumDraws(CurriculumJournal(curriculum, journal), size, reference, multi_turn)
+    source: CurriculumJournal | RayCurriculum
+    if ray_initialized():
+        source = RayCurriculum.start(
+            curriculum, journal, timeout=actor_timeout, start_timeout=actor_start_timeout
+        )
+    else:
+        source = CurriculumJournal(curriculum, journal)
+    return CurriculumDraws(source, size, reference, multi_turn)
 
 
 class CurriculumRLHFDataset(RLHFDataset):
