@@ -1,0 +1,343 @@
+"""The curriculum across machines: a local Ray cluster of two nodes on this machine, draws and
+reports (verl's dataset rows and ``compute_score``) from tasks placed on each node, all in the
+one actor's state; the actor killed and restarted continues from its journal with nothing lost.
+Without a cluster: the timeouts' limits and the clear errors for an unreachable actor."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+import npgym
+from npgym.curriculum import AdaptiveCurriculum, CurriculumError
+from npgym.integrations.curriculum import KEY_FIELD, CurriculumJournal
+from npgym.integrations.ray_curriculum import (
+    ACTOR_FIELD,
+    ACTOR_NAMESPACE,
+    MAX_TIMEOUT_S,
+    RayCurriculum,
+    actor_name,
+    report_score,
+)
+from npgym.results import Score
+
+ray = pytest.importorskip("ray", reason="the Ray curriculum needs: pip install 'npgym[ray]'")
+
+CLUSTER_START_S = 120.0
+"""Seconds the two nodes may take to start and register before the test fails."""
+TEST_BUDGET_S = 300
+"""Seconds the whole two-node test may take (an alarm fails it past that: CI never hangs)."""
+WAIT_S = 60.0
+"""Seconds any one remote result is awaited."""
+OPTIONS: dict[str, Any] = {"start": 0.2, "step": 0.05, "window": 4, "seed": 3}
+PORTS_PER_NODE = 16
+
+
+# --- without a cluster --------------------------------------------------------------------------
+
+
+def test_timeouts_are_checked_at_their_limit_and_past_it() -> None:
+    assert RayCurriculum.from_row({ACTOR_FIELD: "a", "curriculum_timeout": MAX_TIMEOUT_S})
+    for bad in (0, -1.0, MAX_TIMEOUT_S * (1 + 1e-9), float("nan"), float("inf"), True):
+        with pytest.raises(ValueError, match="timeout must be in"):
+            RayCurriculum.from_row({ACTOR_FIELD: "a", "curriculum_timeout": bad})
+
+
+def test_without_ray_an_actor_is_a_clear_error_and_journal_rows_use_the_journal(
+    tmp_path: Path,
+) -> None:
+    assert not ray.is_initialized()
+    score = Score(-0.5, False, False, None, None, None, 0.0, "no answer", 0.0, 0.0)
+    with pytest.raises(CurriculumError, match="not connected to Ray"):
+        report_score({ACTOR_FIELD: "npgym-curriculum:/x", KEY_FIELD: "Knapsack/0"}, score)
+    with pytest.raises(CurriculumError, match=r"needs ray\.init"):
+        RayCurriculum.start(AdaptiveCurriculum(["Knapsack"]), tmp_path / "j.jsonl")
+    assert not report_score({}, score)
+    journal = CurriculumJournal(AdaptiveCurriculum(["Knapsack"], **OPTIONS), tmp_path / "j.jsonl")
+    item = journal.next()
+    row = {KEY_FIELD: item.key, "curriculum_journal": str(journal.path)}
+    assert report_score(row, score)
+    journal.sync()
+    assert journal.curriculum.stats()["Knapsack"]["reports"] == 1
+
+
+# --- a two-node cluster -------------------------------------------------------------------------
+
+
+@dataclass
+class Cluster:
+    address: str
+    temp_dir: Path
+
+
+def _free_port_block(count: int) -> int:
+    """The first of ``count`` consecutive ports that are all free now (random, so that parallel
+    runs on one machine rarely meet)."""
+    for _ in range(200):
+        base = random.randrange(20000, 60000 - count)
+        sockets = []
+        try:
+            for port in range(base, base + count):
+                listener = socket.socket()
+                sockets.append(listener)
+                listener.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for listener in sockets:
+                listener.close()
+    raise RuntimeError(f"found no {count} consecutive free ports")
+
+
+def _node_ports(base: int) -> list[str]:
+    """The ``ray start`` options that put one node's every port inside ``[base, base + 16)``."""
+    return [
+        f"--node-manager-port={base}",
+        f"--object-manager-port={base + 1}",
+        f"--dashboard-agent-listen-port={base + 2}",
+        f"--dashboard-agent-grpc-port={base + 3}",
+        f"--metrics-export-port={base + 4}",
+        f"--runtime-env-agent-port={base + 5}",
+        f"--min-worker-port={base + 6}",
+        f"--max-worker-port={base + PORTS_PER_NODE - 1}",
+    ]
+
+
+def _start_node(arguments: list[str], resource: str, ports: int, log: Path) -> subprocess.Popen:
+    """``ray start --block`` in a new session (so that teardown ends it and only it)."""
+    command = [
+        sys.executable,
+        "-m",
+        "ray.scripts.scripts",
+        "start",
+        "--block",
+        *arguments,
+        "--node-ip-address=127.0.0.1",
+        "--num-cpus=1",
+        "--num-gpus=0",
+        f"--resources={json.dumps({resource: 1})}",
+        "--object-store-memory=100000000",
+        "--disable-usage-stats",
+        *_node_ports(ports),
+    ]
+    environment = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    with log.open("wb") as output:
+        return subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=environment,
+            start_new_session=True,
+        )
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End one node: its ``ray start`` session's processes (started by this test), by group id."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(wait)
+            time.sleep(1)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    raise TimeoutError(f"the two-node Ray test took more than {TEST_BUDGET_S} s")
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    """A head node (resource ``node_a``) and a worker node (``node_b``), each with one CPU, on
+    free ports and a private temp dir; always stopped at the end. A cluster that cannot start
+    fails the test with the nodes' logs."""
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.alarm(TEST_BUDGET_S)
+    temp_dir = Path(tempfile.mkdtemp(prefix="npgym-ray-", dir="/tmp"))
+    base = _free_port_block(2 + 2 * PORTS_PER_NODE)
+    address = f"127.0.0.1:{base}"
+    head_arguments = [
+        "--head",
+        f"--port={base}",
+        f"--ray-client-server-port={base + 1}",
+        "--include-dashboard=false",
+        f"--temp-dir={temp_dir}",
+    ]
+    nodes = [_start_node(head_arguments, "node_a", base + 2, temp_dir / "head.log")]
+    try:
+        deadline = time.monotonic() + CLUSTER_START_S
+        nodes.append(
+            _start_node(
+                [f"--address={address}"],
+                "node_b",
+                base + 2 + PORTS_PER_NODE,
+                temp_dir / "worker.log",
+            )
+        )
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        while len([node for node in ray.nodes() if node["Alive"]]) < 2:
+            exited = [node.args for node in nodes if node.poll() is not None]
+            if exited or time.monotonic() > deadline:
+                logs = "\n".join(
+                    path.read_text(errors="replace")[-3000:] for path in temp_dir.glob("*.log")
+                )
+                pytest.fail(f"the 2-node Ray cluster did not start (exited: {exited}):\n{logs}")
+            time.sleep(0.5)
+        yield Cluster(address, temp_dir)
+    finally:
+        ray.shutdown()
+        for node in reversed(nodes):
+            _stop(node)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _answer(row: dict[str, Any], right: bool) -> str:
+    """The reference solution (a pass) or no answer (a fail) for a verl row."""
+    if not right:
+        return "I give up."
+    info = row["extra_info"]
+    solution = json.loads(info["reference"])["solution"]
+    return "Let me think.\n" + npgym.get_task(info["task"]).format_answer(solution)
+
+
+def _draw_and_report(draws: Any, indexes: list[int], rows: list[dict], right: list[bool]) -> Any:
+    """On one node: score the ``rows`` drawn elsewhere with verl's ``compute_score`` (one
+    report each), then draw rows ``indexes`` from the dataset; returns this node's id and the
+    rows it drew."""
+    from npgym.integrations.verl import compute_score
+
+    for row, passing in zip(rows, right, strict=True):
+        compute_score(row["data_source"], _answer(row, passing), None, row["extra_info"])
+    drawn = [draws[index] for index in indexes]
+    return ray.get_runtime_context().get_node_id(), drawn
+
+
+def _on(node: str, *args: Any) -> Any:
+    """Run :func:`_draw_and_report` in a task placed on ``node`` (its custom resource), in a
+    fresh worker process each time, as a new run's workers are."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers lack tests/
+    task = ray.remote(num_cpus=0, resources={node: 0.01}, max_calls=1)(_draw_and_report)
+    return ray.get(task.remote(*args), timeout=WAIT_S)
+
+
+def _journal_events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _until_it_fails(source: RayCurriculum) -> None:
+    """Query ``source`` until it fails (``ray.kill`` takes effect asynchronously)."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        source.stats()
+        time.sleep(0.1)
+
+
+def _forked_draw(draws: Any, queue: Any) -> None:
+    try:
+        draws[0]
+        queue.put("drew")
+    except CurriculumError as error:
+        queue.put(str(error))
+
+
+@pytest.mark.slow
+def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from npgym.integrations.verl_curriculum import curriculum_draws
+
+    started = time.monotonic()
+    journal = tmp_path / "curriculum.jsonl"
+    options = {"tasks": ["Knapsack"], "journal": str(journal), "size": 100, **OPTIONS}
+    options["reference"] = "heuristic"
+    draws = curriculum_draws(options)
+    source = draws.source
+    assert isinstance(source, RayCurriculum)
+    assert (source.name, source.namespace) == (actor_name(journal), ACTOR_NAMESPACE)
+    assert source.node_id() == ray.get_runtime_context().get_node_id()  # pinned where started
+
+    # Node A draws four rows, node B scores them (all pass: the frontier moves up one step)
+    # and draws four more, which node A scores (all fail: the window is of the new frontier
+    # and falls short of the band, so the frontier moves back down).
+    node_a, rows_a = _on("node_a", draws, [0, 1, 2, 3], [], [])
+    node_b, rows_b = _on("node_b", draws, [4, 5, 6, 7], rows_a, [True] * 4)
+    assert node_a != node_b
+    node_a_again, _ = _on("node_a", draws, [], rows_b, [False] * 4)
+    assert node_a_again == node_a
+    keys = [row["extra_info"][KEY_FIELD] for row in rows_a + rows_b]
+    assert keys == [f"Knapsack/{index}" for index in range(8)]
+    assert [row["extra_info"]["difficulty"] for row in rows_b] == [0.25] * 4
+
+    stats = source.stats()["Knapsack"]
+    assert (stats["issued"], stats["reports"], stats["pass_rate"]) == (8, 8, 0.5)
+    assert stats["difficulty"] == pytest.approx(0.2)
+    before = source.state_dict()
+    events = _journal_events(journal)  # the actor's node wrote every draw and report, in order
+    order = [event.get("issue") or event.get("report") for event in events[1:]]
+    assert order == keys[:4] * 2 + keys[4:] * 2
+    # The same sequence of calls on one machine gives the same draws and the same state.
+    alone = AdaptiveCurriculum(["Knapsack"], **OPTIONS)
+    for row in rows_a:
+        assert alone.next().instance.to_json() == row["extra_info"]["instance"]
+    for row in rows_a:
+        alone.report(row["extra_info"][KEY_FIELD], Score(**events[5]["score"]))
+    for row in rows_b:
+        assert alone.next().instance.to_json() == row["extra_info"]["instance"]
+    for row in rows_b:
+        alone.report(row["extra_info"][KEY_FIELD], Score(**events[13]["score"]))
+    assert alone.state_dict() == before
+
+    # A Ray process forked (a DataLoader worker) is refused clearly instead of hanging.
+    queue = multiprocessing.get_context("fork").SimpleQueue()
+    child = multiprocessing.get_context("fork").Process(target=_forked_draw, args=(draws, queue))
+    child.start()
+    child.join(WAIT_S)
+    assert "forked from a Ray process" in queue.get()
+
+    # Killed, the actor is a clear error; started again (a restarted run), it replays its
+    # journal: every report before the kill counted, in order, and the draws go on.
+    ray.kill(ray.get_actor(source.name, namespace=ACTOR_NAMESPACE))
+    with pytest.raises(CurriculumError, match="died during stats"):
+        _until_it_fails(source)
+    with pytest.raises(CurriculumError, match="no curriculum actor"):
+        source.stats()
+    restarted = curriculum_draws(options)
+    assert restarted.source.state_dict() == before
+    _, rows_c = _on("node_b", restarted, [8], [], [])
+    assert rows_c[0]["extra_info"][KEY_FIELD] == "Knapsack/8"
+    assert rows_c[0]["extra_info"]["instance"] == alone.next().instance.to_json()
+
+    # Crashed (killed with restart allowed), Ray restarts it on its node from the journal.
+    ray.kill(ray.get_actor(source.name, namespace=ACTOR_NAMESPACE), no_restart=False)
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        try:
+            assert restarted.source.state_dict() == alone.state_dict()
+            break
+        except CurriculumError:
+            assert time.monotonic() < deadline, "the crashed actor was not restarted"
+            time.sleep(0.5)
+    ray.kill(ray.get_actor(source.name, namespace=ACTOR_NAMESPACE))
+    print(f"two-node curriculum test body: {time.monotonic() - started:.1f} s")
