@@ -77,6 +77,20 @@ def test_without_ray_an_actor_is_a_clear_error_and_journal_rows_use_the_journal(
     assert journal.curriculum.stats()["Knapsack"]["reports"] == 1
 
 
+def test_backend_option_and_ray_with_dataloader_workers_are_checked(tmp_path: Path) -> None:
+    from npgym.integrations.verl_curriculum import curriculum_draws
+
+    options = {"tasks": ["Knapsack"], "journal": str(tmp_path / "j.jsonl"), "size": 4}
+    with pytest.raises(ValueError, match="backend must be one of"):
+        curriculum_draws({**options, "backend": "nfs"})
+    with pytest.raises(ValueError, match="dataloader_num_workers=0"):
+        curriculum_draws({**options, "backend": "ray"}, dataloader_workers=8)
+    with pytest.raises(CurriculumError, match=r"needs ray\.init"):
+        curriculum_draws({**options, "backend": "ray"})
+    draws = curriculum_draws({**options, "backend": "journal"}, dataloader_workers=8)
+    assert isinstance(draws.source, CurriculumJournal)
+
+
 # --- a two-node cluster -------------------------------------------------------------------------
 
 

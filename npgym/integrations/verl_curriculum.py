@@ -9,21 +9,37 @@ Name it in verl's config and give the curriculum's options under ``data.npgym_cu
     +data.npgym_curriculum.journal=/path/to/run/curriculum.jsonl
     +data.npgym_curriculum.size=100000        # the epoch length verl sees
     # optional: seed, target, start, step, window, pass_ratio, min_difficulty, max_difficulty,
-    # memory (AdaptiveCurriculum's options), reference (exact|heuristic|none), multi_turn
+    # memory (AdaptiveCurriculum's options), reference (exact|heuristic|none), multi_turn,
+    # backend (auto|ray|journal), actor_timeout, actor_start_timeout
     reward.custom_reward_function.path=<npgym/integrations/verl.py>
     reward.custom_reward_function.name=compute_score
 
 Only the data file named ``npgym-curriculum`` is drawn: real files (``data.val_files``, e.g. an
 ``npgym export --format verl`` of NP-Bench) are read as :class:`RLHFDataset` reads them, so
 validation stays fixed and does not report. Each draw ignores the sampler's index and takes the
-curriculum's next item; its ``extra_info`` carries ``curriculum_key`` and ``curriculum_journal``,
-and :func:`npgym.integrations.verl.compute_score` appends every sample's score to that journal
-(each of a GRPO group's samples is one report), from whichever process verl scores in. Before
-each draw the dataset replays the journal's new lines (see
-:class:`npgym.integrations.curriculum.CurriculumJournal`), so the frontier follows the reports
-even across dataloader worker processes. Draws run ahead of training by the dataloader's
-prefetch (``data.dataloader_num_workers=0`` keeps that to one batch). Prompts are not filtered
+curriculum's next item; its ``extra_info`` carries ``curriculum_key`` and where to report, and
+:func:`npgym.integrations.verl.compute_score` reports every sample's score there (each of a GRPO
+group's samples is one report), from whichever process verl scores in. Prompts are not filtered
 by length: pick ``max_difficulty`` so they fit ``data.max_prompt_length``.
+
+Where the curriculum lives (``+data.npgym_curriculum.backend``):
+
+- ``ray`` (what ``auto``, the default, picks when Ray is initialised, as it always is under
+  verl's trainer): a named, detached Ray actor on the node that builds the dataset, which keeps
+  the journal on that node's disk (:mod:`npgym.integrations.ray_curriculum`). Rows name the
+  actor; reward workers on any node report to it. Draws happen in the trainer process: set
+  ``data.dataloader_num_workers=0`` (a forked DataLoader worker cannot use Ray; a config with
+  workers is refused when the dataset is built). ``actor_timeout`` (seconds per call, default
+  :data:`~npgym.integrations.ray_curriculum.CALL_TIMEOUT_S`) and ``actor_start_timeout``
+  (:data:`~npgym.integrations.ray_curriculum.START_TIMEOUT_S`) bound every call.
+- ``journal`` (what ``auto`` picks without Ray): the journal file under a file lock, one machine
+  only (:class:`npgym.integrations.curriculum.CurriculumJournal`). Rows name the journal; before
+  each draw the dataset replays its new lines, so the frontier follows the reports even across
+  dataloader worker processes, but rewards must be computed on the machine whose dataset drew
+  the row.
+
+Draws run ahead of training by the dataloader's prefetch (``data.dataloader_num_workers=0``
+keeps that to one batch).
 """
 
 from __future__ import annotations
@@ -51,6 +67,8 @@ from npgym.trainer_rows import verl_row
 
 CURRICULUM_FILES = "npgym-curriculum"
 """The ``data.train_files`` value that makes :class:`CurriculumRLHFDataset` draw."""
+BACKENDS = ("auto", "ray", "journal")
+"""Where the curriculum lives: ``auto`` is ``ray`` when Ray is initialised, else ``journal``."""
 CONFIG_KEY = "npgym_curriculum"
 """The key of the curriculum's options in verl's ``data`` config."""
 
@@ -86,8 +104,11 @@ class CurriculumDraws:
         return row
 
 
-def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
-    """The draws configured by ``data.npgym_curriculum`` (a mapping; see the module docstring)."""
+def curriculum_draws(
+    options: Any, max_samples: int = -1, dataloader_workers: int = 0
+) -> CurriculumDraws:
+    """The draws configured by ``data.npgym_curriculum`` (a mapping; see the module docstring),
+    for a dataloader with ``dataloader_workers`` worker processes."""
     if isinstance(options, DictConfig):
         options = OmegaConf.to_container(options, resolve=True)
     if not isinstance(options, dict) or not options.get("tasks") or not options.get("journal"):
@@ -109,11 +130,22 @@ def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
     multi_turn = bool(settings.pop("multi_turn", False))
     actor_timeout = float(settings.pop("actor_timeout", CALL_TIMEOUT_S))
     actor_start_timeout = float(settings.pop("actor_start_timeout", START_TIMEOUT_S))
+    backend = settings.pop("backend", "auto")
+    if backend not in BACKENDS:
+        raise ValueError(f"data.{CONFIG_KEY}.backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "auto":
+        backend = "ray" if ray_initialized() else "journal"
+    if backend == "ray" and dataloader_workers > 0:
+        raise ValueError(
+            f"the Ray curriculum is drawn in the trainer process, but data.dataloader_num_workers="
+            f"{dataloader_workers} would draw in forked workers, where Ray cannot be used: set "
+            f"data.dataloader_num_workers=0, or data.{CONFIG_KEY}.backend=journal on one machine"
+        )
     if "target" in settings:
         settings["target"] = tuple(settings["target"])
     curriculum = AdaptiveCurriculum(tasks, **settings)
     source: CurriculumJournal | RayCurriculum
-    if ray_initialized():
+    if backend == "ray":
         source = RayCurriculum.start(
             curriculum, journal, timeout=actor_timeout, start_timeout=actor_start_timeout
         )
@@ -136,4 +168,5 @@ class CurriculumRLHFDataset(RLHFDataset):
         if not self._draws_from_curriculum():
             super()._read_files_and_tokenize()
             return
-        self.dataframe = curriculum_draws(self.config.get(CONFIG_KEY), self.max_samples)
+        workers = int(self.config.get("dataloader_num_workers", 0) or 0)
+        self.dataframe = curriculum_draws(self.config.get(CONFIG_KEY), self.max_samples, workers)
