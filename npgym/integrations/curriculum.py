@@ -16,7 +16,8 @@ shuffle would draw a thousand rows ahead, at a frontier that is stale by then.
 
 verl computes rewards in other processes than the dataloader's (and its dataloader may run
 several worker processes), so the curriculum lives in a :class:`CurriculumJournal`: an
-append-only JSON-lines file on the machine, under an exclusive ``flock``. Every draw and every
+append-only JSON-lines file on the machine, under an exclusive ``flock`` (across machines, a Ray
+actor keeps the journal: :mod:`npgym.integrations.ray_curriculum`). Every draw and every
 report is one line; each process keeps a replica of the curriculum and replays the lines it has
 not seen before it draws, so all replicas agree and keys never collide. Replaying a draw
 regenerates its instance (no reference), the one cost of sharing. The journal is also the
