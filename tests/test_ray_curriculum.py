@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import random
+import secrets
 import shutil
 import signal
 import socket
@@ -41,7 +42,7 @@ ray = pytest.importorskip("ray", reason="the Ray curriculum needs: pip install '
 
 CLUSTER_START_S = 120.0
 """Seconds the two nodes may take to start and register before the test fails."""
-TEST_BUDGET_S = 300
+TEST_BUDGET_S = 600
 """Seconds the whole two-node test may take (an alarm fails it past that: CI never hangs)."""
 WAIT_S = 60.0
 """Seconds any one remote result is awaited."""
@@ -180,13 +181,25 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise TimeoutError(f"the two-node Ray test took more than {TEST_BUDGET_S} s")
 
 
+def _private_auth_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Token authentication with a token of this test's own, for the nodes and this driver:
+    Ray otherwise reads ``~/.ray/auth_token``, which other Ray sessions of the user rewrite."""
+    from ray._private.authentication_test_utils import reset_auth_token_state
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+    monkeypatch.delenv("RAY_AUTH_TOKEN_PATH", raising=False)
+    reset_auth_token_state()
+
+
 @pytest.fixture
-def cluster() -> Iterator[Cluster]:
+def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
     """A head node (resource ``node_a``) and a worker node (``node_b``), each with one CPU, on
-    free ports and a private temp dir; always stopped at the end. A cluster that cannot start
-    fails the test with the nodes' logs."""
+    free ports, a private temp dir and a private auth token; always stopped at the end. A
+    cluster that cannot start fails the test with the nodes' logs."""
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.alarm(TEST_BUDGET_S)
+    _private_auth_token(monkeypatch)
     temp_dir = Path(tempfile.mkdtemp(prefix="npgym-ray-", dir="/tmp"))
     base = _free_port_block(2 + 2 * PORTS_PER_NODE)
     address = f"127.0.0.1:{base}"
@@ -353,5 +366,54 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
         except CurriculumError:
             assert time.monotonic() < deadline, "the crashed actor was not restarted"
             time.sleep(0.5)
+
+    # verl's own loaders: the dataset class finds the actor, its rows name it, and verl's
+    # custom reward function reports from the other node; workers in the config are refused.
+    dataset, reward = _verl_dataset_and_reward(options)
+    row = dataset[0]
+    assert row["extra_info"][ACTOR_FIELD] == source.name
+    assert row["extra_info"][KEY_FIELD] == "Knapsack/9"
+    report = ray.remote(num_cpus=0, resources={"node_b": 0.01}, max_calls=1)(_verl_report)
+    assert ray.get(report.remote(reward, row), timeout=WAIT_S) == 2.0
+    assert source.stats()["Knapsack"]["reports"] == 9
+    with pytest.raises(ValueError, match="dataloader_num_workers=0"):
+        _verl_dataset_and_reward(options, dataloader_workers=2)
     ray.kill(ray.get_actor(source.name, namespace=ACTOR_NAMESPACE))
     print(f"two-node curriculum test body: {time.monotonic() - started:.1f} s")
+
+
+def _verl_dataset_and_reward(options: dict[str, Any], dataloader_workers: int = 0) -> Any:
+    """verl's ``create_rl_dataset`` and custom reward loader, configured for the curriculum."""
+    from omegaconf import OmegaConf
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+    from verl.trainer.ppo.utils import create_rl_dataset
+
+    from npgym.integrations import verl as npgym_verl
+    from npgym.integrations.verl_curriculum import CURRICULUM_FILES
+    from tests.tiny import tiny_tokenizer
+
+    data = OmegaConf.create(
+        {
+            "max_prompt_length": 100_000,
+            "filter_overlong_prompts": False,
+            "dataloader_num_workers": dataloader_workers,
+            "custom_cls": {
+                "path": "pkg://npgym.integrations.verl_curriculum",
+                "name": "CurriculumRLHFDataset",
+            },
+            "npgym_curriculum": options,
+        }
+    )
+    probe = AdaptiveCurriculum(["Knapsack"], seed=5)
+    tokenizer = tiny_tokenizer([npgym.get_task("Knapsack").prompt(probe.next().instance)], 400)
+    dataset = create_rl_dataset([CURRICULUM_FILES], data, tokenizer, None)
+    custom = {"path": npgym_verl.__file__, "name": "compute_score", "reward_kwargs": {}}
+    reward = get_custom_reward_fn(OmegaConf.create({"reward": {"custom_reward_function": custom}}))
+    return dataset, reward
+
+
+def _verl_report(reward: Any, row: dict[str, Any]) -> float:
+    """Score a verl dataset item with verl's loaded reward function (it reports to the actor)."""
+    extra = row["extra_info"]
+    result = reward(row["data_source"], _answer(row, True), None, extra)
+    return float(result["score"])
