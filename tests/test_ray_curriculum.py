@@ -18,7 +18,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -181,46 +183,59 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise TimeoutError(f"the two-node Ray test took more than {TEST_BUDGET_S} s")
 
 
-def _private_auth_token(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Token authentication with a token of this test's own, for the nodes and this driver:
-    Ray otherwise reads ``~/.ray/auth_token``, which other Ray sessions of the user rewrite."""
+AUTH_VARIABLES = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+@contextmanager
+def _private_auth_token() -> Iterator[None]:
+    """Token authentication with a token of this test's own, for the nodes and this driver
+    (Ray otherwise reads ``~/.ray/auth_token``, which other Ray sessions of the user rewrite);
+    the process's variables and Ray's token cache are restored afterwards."""
     from ray._private.authentication_test_utils import reset_auth_token_state
 
-    monkeypatch.setenv("RAY_AUTH_MODE", "token")
-    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
-    monkeypatch.delenv("RAY_AUTH_TOKEN_PATH", raising=False)
+    saved = {name: os.environ.pop(name, None) for name in AUTH_VARIABLES}
+    os.environ |= {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     reset_auth_token_state()
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
+        reset_auth_token_state()
 
 
 @pytest.fixture
-def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
+def cluster() -> Iterator[Cluster]:
     """A head node (resource ``node_a``) and a worker node (``node_b``), each with one CPU, on
-    free ports, a private temp dir and a private auth token; always stopped at the end. A
-    cluster that cannot start fails the test with the nodes' logs."""
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.alarm(TEST_BUDGET_S)
-    _private_auth_token(monkeypatch)
-    temp_dir = Path(tempfile.mkdtemp(prefix="npgym-ray-", dir="/tmp"))
-    base = _free_port_block(2 + 2 * PORTS_PER_NODE)
-    address = f"127.0.0.1:{base}"
-    head_arguments = [
-        "--head",
-        f"--port={base}",
-        f"--ray-client-server-port={base + 1}",
-        "--include-dashboard=false",
-        f"--temp-dir={temp_dir}",
-    ]
-    nodes = [_start_node(head_arguments, "node_a", base + 2, temp_dir / "head.log")]
-    try:
+    free ports, a private temp dir and a private auth token; always stopped at the end (an
+    alarm bounds it all). A cluster that cannot start fails the test with the nodes' logs."""
+    with ExitStack() as cleanup:  # undone last to first
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        cleanup.callback(signal.signal, signal.SIGALRM, previous)
+        cleanup.callback(signal.alarm, 0)
+        signal.alarm(TEST_BUDGET_S)
+        cleanup.enter_context(_private_auth_token())
+        temp_dir = Path(tempfile.mkdtemp(prefix="npgym-ray-", dir="/tmp"))
+        cleanup.callback(shutil.rmtree, temp_dir, ignore_errors=True)
+        nodes: list[subprocess.Popen] = []
+        cleanup.callback(lambda: [_stop(node) for node in reversed(nodes)])
+        cleanup.callback(ray.shutdown)
+        base = _free_port_block(2 + 2 * PORTS_PER_NODE)
+        address = f"127.0.0.1:{base}"
+        head = [
+            "--head",
+            f"--port={base}",
+            f"--ray-client-server-port={base + 1}",
+            "--include-dashboard=false",
+            f"--temp-dir={temp_dir}",
+        ]
         deadline = time.monotonic() + CLUSTER_START_S
-        nodes.append(
-            _start_node(
-                [f"--address={address}"],
-                "node_b",
-                base + 2 + PORTS_PER_NODE,
-                temp_dir / "worker.log",
-            )
-        )
+        nodes.append(_start_node(head, "node_a", base + 2, temp_dir / "head.log"))
+        worker = [f"--address={address}"]
+        ports = base + 2 + PORTS_PER_NODE
+        nodes.append(_start_node(worker, "node_b", ports, temp_dir / "worker.log"))
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         while len([node for node in ray.nodes() if node["Alive"]]) < 2:
             exited = [node.args for node in nodes if node.poll() is not None]
@@ -231,13 +246,6 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
                 pytest.fail(f"the 2-node Ray cluster did not start (exited: {exited}):\n{logs}")
             time.sleep(0.5)
         yield Cluster(address, temp_dir)
-    finally:
-        ray.shutdown()
-        for node in reversed(nodes):
-            _stop(node)
-        shutil.rmtree(temp_dir, ignore_errors=True)
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _answer(row: dict[str, Any], right: bool) -> str:
@@ -281,12 +289,13 @@ def _until_it_fails(source: RayCurriculum) -> None:
         time.sleep(0.1)
 
 
-def _forked_draw(draws: Any, queue: Any) -> None:
+def _forked_draw(draws: Any, answer: Connection) -> None:
+    """In a forked child: try to draw, and send back what happened."""
     try:
         draws[0]
-        queue.put("drew")
+        answer.send("drew")
     except CurriculumError as error:
-        queue.put(str(error))
+        answer.send(str(error))
 
 
 @pytest.mark.slow
@@ -336,12 +345,22 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
         alone.report(row["extra_info"][KEY_FIELD], Score(**events[13]["score"]))
     assert alone.state_dict() == before
 
+    # A call past its timeout is a clear error, not a wait.
+    with pytest.raises(CurriculumError, match="did not answer stats within 1e-06 s"):
+        RayCurriculum(source.name, timeout=1e-6).stats()
+
     # A Ray process forked (a DataLoader worker) is refused clearly instead of hanging.
-    queue = multiprocessing.get_context("fork").SimpleQueue()
-    child = multiprocessing.get_context("fork").Process(target=_forked_draw, args=(draws, queue))
+    fork = multiprocessing.get_context("fork")
+    answer, sender = fork.Pipe(duplex=False)
+    child = fork.Process(target=_forked_draw, args=(draws, sender))
     child.start()
-    child.join(WAIT_S)
-    assert "forked from a Ray process" in queue.get()
+    try:
+        assert answer.poll(WAIT_S), "the forked draw neither drew nor raised"
+        assert "forked from a Ray process" in answer.recv()
+    finally:
+        child.join(WAIT_S)
+        if child.is_alive():
+            child.kill()
 
     # Killed, the actor is a clear error; started again (a restarted run), it replays its
     # journal: every report before the kill counted, in order, and the draws go on.
