@@ -22,7 +22,11 @@ draws from it and reports to it through a :class:`RayCurriculum` handle.
   gives the same draws as one :class:`~npgym.curriculum.AdaptiveCurriculum`.
 - **Bounds.** Every call waits at most ``timeout`` seconds (:data:`CALL_TIMEOUT_S` by default;
   the actor's start, which replays the journal, :data:`START_TIMEOUT_S`); a call past it, a
-  missing actor or a dead one raise :class:`~npgym.curriculum.CurriculumError`, never hang.
+  missing actor or a dead one raise :class:`~npgym.curriculum.CurriculumError`, never hang
+  (finding the actor by name is bounded by Ray's own GCS timeouts). A timed-out call may still
+  take effect in the actor. A process whose actor was killed and started anew (not restarted by
+  Ray, which keeps the handle) gets one ``CurriculumError`` on its old handle, then finds the
+  new actor by name.
 - **Fork.** Ray cannot be used from a process forked from a Ray process (a PyTorch DataLoader
   worker): such a process is refused with a clear error; draw in the main process
   (``data.dataloader_num_workers=0`` in verl).
