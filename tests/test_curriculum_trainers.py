@@ -135,13 +135,13 @@ def test_journal_replicas_agree_and_replay_reports_from_other_processes(tmp_path
             worker.start()
             worker.join()
             assert worker.exitcode == 0
-    assert first.source.curriculum.difficulty("Knapsack") == 0.2
-    first.source.sync()
-    second.source.sync()
-    assert first.source.curriculum.difficulty("Knapsack") == pytest.approx(0.25)
-    assert first.source.curriculum.state_dict() == second.source.curriculum.state_dict()
+    assert first.journal.curriculum.difficulty("Knapsack") == 0.2
+    first.journal.sync()
+    second.journal.sync()
+    assert first.journal.curriculum.difficulty("Knapsack") == pytest.approx(0.25)
+    assert first.journal.curriculum.state_dict() == second.journal.curriculum.state_dict()
     resumed = curriculum_draws(options)  # a restarted run replays the journal from the start
-    assert resumed.source.curriculum.state_dict() == first.source.curriculum.state_dict()
+    assert resumed.journal.curriculum.state_dict() == first.journal.curriculum.state_dict()
     assert resumed[4]["extra_info"]["difficulty"] == pytest.approx(0.25)
 
 
@@ -257,7 +257,7 @@ def test_verl_loads_the_curriculum_dataset_and_compute_score_reports(tmp_path: P
                 item["data_source"], _optimal(extra), item["reward_model"]["ground_truth"], extra
             )
             assert result["score"] == 2.0
-    curriculum = dataset.dataframe.source.curriculum
+    curriculum = dataset.dataframe.journal.curriculum
     # Each draw first replays the reports appended since the last: all but the last item's.
     assert sum(stat["reports"] for stat in curriculum.stats().values()) == 30
     assert max(stat["difficulty"] for stat in curriculum.stats().values()) > 0.2

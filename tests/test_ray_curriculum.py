@@ -1,7 +1,9 @@
-"""The curriculum across machines: a local Ray cluster of two nodes on this machine, draws and
-reports (verl's dataset rows and ``compute_score``) from tasks placed on each node, all in the
-one actor's state; the actor killed and restarted continues from its journal with nothing lost.
-Without a cluster: the timeouts' limits and the clear errors for an unreachable actor."""
+"""The curriculum across machines: a local Ray cluster of two nodes on this machine, verl's
+dataset rows drawn on the head node (in forked workers too) and scored with ``compute_score`` on
+both, all in the one actor's state; the actor killed and restarted continues from its journal
+with nothing lost. On one node: verl's dataset with DataLoader workers under Ray. Without a
+cluster: the actor's body sees draws forked workers made, the timeouts' limits and the clear
+errors for an unreachable actor."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -34,6 +36,7 @@ from npgym.integrations.ray_curriculum import (
     ACTOR_FIELD,
     ACTOR_NAMESPACE,
     MAX_TIMEOUT_S,
+    CurriculumService,
     RayCurriculum,
     actor_name,
     report_score,
@@ -50,6 +53,8 @@ WAIT_S = 60.0
 """Seconds any one remote result is awaited."""
 OPTIONS: dict[str, Any] = {"start": 0.2, "step": 0.05, "window": 4, "seed": 3}
 PORTS_PER_NODE = 16
+FAIL = Score(-0.5, False, False, None, None, None, 0.0, "no answer", 0.0, 0.0)
+PASS = Score(2.0, True, True, 10, 10, 1.0, 1.0, "optimal", 0.5, 0.5)
 
 
 # --- without a cluster --------------------------------------------------------------------------
@@ -66,7 +71,7 @@ def test_without_ray_an_actor_is_a_clear_error_and_journal_rows_use_the_journal(
     tmp_path: Path,
 ) -> None:
     assert not ray.is_initialized()
-    score = Score(-0.5, False, False, None, None, None, 0.0, "no answer", 0.0, 0.0)
+    score = FAIL
     with pytest.raises(CurriculumError, match="not connected to Ray"):
         report_score({ACTOR_FIELD: "npgym-curriculum:/x", KEY_FIELD: "Knapsack/0"}, score)
     with pytest.raises(CurriculumError, match=r"needs ray\.init"):
@@ -80,18 +85,111 @@ def test_without_ray_an_actor_is_a_clear_error_and_journal_rows_use_the_journal(
     assert journal.curriculum.stats()["Knapsack"]["reports"] == 1
 
 
-def test_backend_option_and_ray_with_dataloader_workers_are_checked(tmp_path: Path) -> None:
+def test_backend_option_is_checked(tmp_path: Path) -> None:
     from npgym.integrations.verl_curriculum import curriculum_draws
 
     options = {"tasks": ["Knapsack"], "journal": str(tmp_path / "j.jsonl"), "size": 4}
     with pytest.raises(ValueError, match="backend must be one of"):
         curriculum_draws({**options, "backend": "nfs"})
-    with pytest.raises(ValueError, match="dataloader_num_workers=0"):
-        curriculum_draws({**options, "backend": "ray"}, dataloader_workers=8)
     with pytest.raises(CurriculumError, match=r"needs ray\.init"):
         curriculum_draws({**options, "backend": "ray"})
-    draws = curriculum_draws({**options, "backend": "journal"}, dataloader_workers=8)
-    assert isinstance(draws.source, CurriculumJournal)
+    draws = curriculum_draws({**options, "backend": "journal"})
+    assert draws.actor is None
+    assert draws[0]["extra_info"]["curriculum_journal"] == str(tmp_path / "j.jsonl")
+
+
+def _draw(draws: Any, indexes: list[int]) -> None:
+    """In a forked child (a DataLoader worker): draw rows ``indexes``."""
+    for index in indexes:
+        draws[index]
+
+
+def test_the_actors_body_sees_draws_forked_workers_made_and_they_see_its_reports(
+    tmp_path: Path,
+) -> None:
+    """The Ray backend's draws, without Ray: forked workers draw from this node's journal, the
+    actor's body (:class:`CurriculumService`, in this process) replays them before it answers,
+    and its reports reach the workers' next draws."""
+    from npgym.integrations.verl_curriculum import CurriculumDraws
+
+    path = tmp_path / "curriculum.jsonl"
+    service = CurriculumService(AdaptiveCurriculum(["Knapsack"], **OPTIONS), str(path))
+    replica = CurriculumJournal(AdaptiveCurriculum(["Knapsack"], **OPTIONS), path)
+    actor = RayCurriculum(actor_name(path))
+    draws = CurriculumDraws(replica, 16, "heuristic", actor=actor)
+    fork = multiprocessing.get_context("fork")
+    workers = [fork.Process(target=_draw, args=(draws, indexes)) for indexes in ([0, 1], [2, 3])]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(WAIT_S)
+        assert worker.exitcode == 0
+    assert service.stats()["Knapsack"]["issued"] == 4
+    issued = [event["issue"] for event in _journal_events(path) if "issue" in event]
+    assert sorted(issued) == [f"Knapsack/{index}" for index in range(4)]
+    for key in issued:
+        service.report(key, PASS.to_dict())
+    assert service.stats()["Knapsack"]["difficulty"] == pytest.approx(0.25)
+    row = draws[4]["extra_info"]  # this replica replays the workers' draws and the reports
+    assert (row[KEY_FIELD], row["difficulty"]) == ("Knapsack/4", pytest.approx(0.25))
+    assert row[ACTOR_FIELD] == actor.name and "curriculum_journal" not in row
+    assert service.state_dict() == replica.curriculum.state_dict()
+    assert service.next().key == "Knapsack/5"  # the actor, too, draws after the journal's lines
+
+
+# --- one local Ray node -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def local_ray() -> Iterator[None]:
+    """A fresh one-node Ray cluster of one CPU in this process (about 15 s to start on a loaded
+    machine, hence the tests using it are slow), shut down at the end."""
+    ray.init(num_cpus=1, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.mark.slow
+def test_under_ray_verl_draws_in_dataloader_workers_and_the_actor_counts_them(
+    local_ray: None, tmp_path: Path
+) -> None:
+    from torch.utils.data import DataLoader
+    from verl.utils.dataset.rl_dataset import collate_fn
+
+    from npgym.integrations.verl import compute_score
+
+    journal = tmp_path / "curriculum.jsonl"
+    options = {"tasks": ["Knapsack"], "journal": str(journal), "size": 8, **OPTIONS}
+    options["reference"] = "heuristic"
+    dataset, _ = _verl_dataset_and_reward(options, dataloader_workers=2)
+    actor = dataset.dataframe.actor
+    assert isinstance(actor, RayCurriculum) and actor.name == actor_name(journal)
+    try:
+        loader = DataLoader(
+            dataset, batch_size=4, num_workers=2, collate_fn=collate_fn, timeout=WAIT_S
+        )
+        rows = [
+            {"data_source": source, "extra_info": extra}
+            for batch in loader  # drawn in two workers forked from this Ray process
+            for source, extra in zip(batch["data_source"], batch["extra_info"], strict=True)
+        ]
+        assert sorted(row["extra_info"][KEY_FIELD] for row in rows) == [
+            f"Knapsack/{index}" for index in range(8)
+        ]
+        assert all(row["extra_info"][ACTOR_FIELD] == actor.name for row in rows)
+        assert actor.stats()["Knapsack"]["issued"] == 8  # the actor replayed the workers' draws
+        for row in rows:  # verl's reward function, in a Ray process: reports to the actor
+            compute_score(row["data_source"], _answer(row, True), None, row["extra_info"])
+        stats = actor.stats()["Knapsack"]
+        assert (stats["reports"], stats["pass_rate"]) == (8, 1.0)
+        assert stats["difficulty"] == pytest.approx(0.25)
+        later = dataset[8]["extra_info"]  # the dataset replays the actor's reports
+        assert (later[KEY_FIELD], later["difficulty"]) == ("Knapsack/8", pytest.approx(0.25))
+        assert actor.state_dict() == dataset.dataframe.journal.curriculum.state_dict()
+    finally:
+        ray.kill(ray.get_actor(actor.name, namespace=ACTOR_NAMESPACE))
 
 
 # --- a two-node cluster -------------------------------------------------------------------------
@@ -258,9 +356,9 @@ def _answer(row: dict[str, Any], right: bool) -> str:
 
 
 def _draw_and_report(draws: Any, indexes: list[int], rows: list[dict], right: list[bool]) -> Any:
-    """On one node: score the ``rows`` drawn elsewhere with verl's ``compute_score`` (one
-    report each), then draw rows ``indexes`` from the dataset; returns this node's id and the
-    rows it drew."""
+    """On one node: score the ``rows`` with verl's ``compute_score`` (one report each), then
+    draw rows ``indexes`` from the dataset (on the node that built it: it reads the journal
+    there); returns this node's id and the rows it drew."""
     from npgym.integrations.verl import compute_score
 
     for row, passing in zip(rows, right, strict=True):
@@ -289,13 +387,27 @@ def _until_it_fails(source: RayCurriculum) -> None:
         time.sleep(0.1)
 
 
-def _forked_draw(draws: Any, answer: Connection) -> None:
-    """In a forked child: try to draw, and send back what happened."""
+def _send_result(function: Callable[[], Any], answer: Connection) -> None:
     try:
-        draws[0]
-        answer.send("drew")
-    except CurriculumError as error:
-        answer.send(str(error))
+        answer.send(function())
+    except Exception as error:
+        answer.send(repr(error))
+
+
+def _in_fork(function: Callable[[], Any]) -> Any:
+    """What ``function`` returns (or its error's ``repr``) when called in a child forked from
+    this process, as a DataLoader worker is; waits at most :data:`WAIT_S`."""
+    fork = multiprocessing.get_context("fork")
+    answer, sender = fork.Pipe(duplex=False)
+    child = fork.Process(target=_send_result, args=(function, sender))
+    child.start()
+    try:
+        assert answer.poll(WAIT_S), "the forked call neither returned nor raised"
+        return answer.recv()
+    finally:
+        child.join(WAIT_S)
+        if child.is_alive():
+            child.kill()
 
 
 @pytest.mark.slow
@@ -309,19 +421,21 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
     options = {"tasks": ["Knapsack"], "journal": str(journal), "size": 100, **OPTIONS}
     options["reference"] = "heuristic"
     draws = curriculum_draws(options)
-    source = draws.source
+    source = draws.actor
     assert isinstance(source, RayCurriculum)
     assert (source.name, source.namespace) == (actor_name(journal), ACTOR_NAMESPACE)
     assert source.node_id() == ray.get_runtime_context().get_node_id()  # pinned where started
 
-    # Node A draws four rows, node B scores them (all pass: the frontier moves up one step)
-    # and draws four more, which node A scores (all fail: the window is of the new frontier
-    # and falls short of the band, so the frontier moves back down).
+    # Node A (the dataset's) draws four rows, node B scores them (all pass: the frontier moves
+    # up one step), node A draws four more, which node B scores (all fail: the window is of the
+    # new frontier and falls short of the band, so the frontier moves back down).
     node_a, rows_a = _on("node_a", draws, [0, 1, 2, 3], [], [])
-    node_b, rows_b = _on("node_b", draws, [4, 5, 6, 7], rows_a, [True] * 4)
+    node_b, _ = _on("node_b", None, [], rows_a, [True] * 4)
     assert node_a != node_b
-    node_a_again, _ = _on("node_a", draws, [], rows_b, [False] * 4)
+    node_a_again, rows_b = _on("node_a", draws, [4, 5, 6, 7], [], [])
     assert node_a_again == node_a
+    node_b_again, _ = _on("node_b", None, [], rows_b, [False] * 4)
+    assert node_b_again == node_b
     keys = [row["extra_info"][KEY_FIELD] for row in rows_a + rows_b]
     assert keys == [f"Knapsack/{index}" for index in range(8)]
     assert [row["extra_info"]["difficulty"] for row in rows_b] == [0.25] * 4
@@ -349,18 +463,16 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
     with pytest.raises(CurriculumError, match="did not answer stats within 1e-06 s"):
         RayCurriculum(source.name, timeout=1e-6).stats()
 
-    # A Ray process forked (a DataLoader worker) is refused clearly instead of hanging.
-    fork = multiprocessing.get_context("fork")
-    answer, sender = fork.Pipe(duplex=False)
-    child = fork.Process(target=_forked_draw, args=(draws, sender))
-    child.start()
-    try:
-        assert answer.poll(WAIT_S), "the forked draw neither drew nor raised"
-        assert "forked from a Ray process" in answer.recv()
-    finally:
-        child.join(WAIT_S)
-        if child.is_alive():
-            child.kill()
+    # A child forked from this Ray process (a DataLoader worker) draws from the journal, with
+    # no Ray call, and the actor sees the draw; a Ray call there is refused instead of hanging.
+    forked = _in_fork(lambda: draws[0]["extra_info"])
+    assert isinstance(forked, dict), forked
+    assert (forked[KEY_FIELD], forked[ACTOR_FIELD]) == ("Knapsack/8", source.name)
+    assert forked["instance"] == alone.next().instance.to_json()
+    assert source.stats()["Knapsack"]["issued"] == 9
+    assert source.state_dict() == alone.state_dict()
+    before = source.state_dict()
+    assert "forked from a Ray process" in _in_fork(source.stats)
 
     # Killed, the actor is a clear error; started again (a restarted run), it replays its
     # journal: every report before the kill counted, in order, and the draws go on.
@@ -370,9 +482,9 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
     with pytest.raises(CurriculumError, match="no curriculum actor"):
         source.stats()
     restarted = curriculum_draws(options)
-    assert restarted.source.state_dict() == before
-    _, rows_c = _on("node_b", restarted, [8], [], [])
-    assert rows_c[0]["extra_info"][KEY_FIELD] == "Knapsack/8"
+    assert restarted.actor.state_dict() == before
+    _, rows_c = _on("node_a", restarted, [9], [], [])
+    assert rows_c[0]["extra_info"][KEY_FIELD] == "Knapsack/9"
     assert rows_c[0]["extra_info"]["instance"] == alone.next().instance.to_json()
 
     # Crashed (killed with restart allowed), Ray restarts it on its node from the journal.
@@ -380,23 +492,21 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
     deadline = time.monotonic() + WAIT_S
     while True:
         try:
-            assert restarted.source.state_dict() == alone.state_dict()
+            assert restarted.actor.state_dict() == alone.state_dict()
             break
         except CurriculumError:
             assert time.monotonic() < deadline, "the crashed actor was not restarted"
             time.sleep(0.5)
 
-    # verl's own loaders: the dataset class finds the actor, its rows name it, and verl's
-    # custom reward function reports from the other node; workers in the config are refused.
-    dataset, reward = _verl_dataset_and_reward(options)
+    # verl's own loaders (with dataloader workers, verl's default): the dataset class finds
+    # the actor, its rows name it, and verl's custom reward function reports from the other node.
+    dataset, reward = _verl_dataset_and_reward(options, dataloader_workers=8)
     row = dataset[0]
     assert row["extra_info"][ACTOR_FIELD] == source.name
-    assert row["extra_info"][KEY_FIELD] == "Knapsack/9"
+    assert row["extra_info"][KEY_FIELD] == "Knapsack/10"
     report = ray.remote(num_cpus=0, resources={"node_b": 0.01}, max_calls=1)(_verl_report)
     assert ray.get(report.remote(reward, row), timeout=WAIT_S) == 2.0
     assert source.stats()["Knapsack"]["reports"] == 9
-    with pytest.raises(ValueError, match="dataloader_num_workers=0"):
-        _verl_dataset_and_reward(options, dataloader_workers=2)
     ray.kill(ray.get_actor(source.name, namespace=ACTOR_NAMESPACE))
     print(f"two-node curriculum test body: {time.monotonic() - started:.1f} s")
 

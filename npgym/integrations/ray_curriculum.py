@@ -4,22 +4,28 @@ A multi-node verl run draws rows and scores them in processes on several machine
 journal file behind a file lock (:class:`~npgym.integrations.curriculum.CurriculumJournal`)
 cannot be shared. When Ray is initialised,
 :func:`npgym.integrations.verl_curriculum.curriculum_draws` starts (or finds) a
-:class:`CurriculumService` actor instead: every dataloader and reward process on every node
-draws from it and reports to it through a :class:`RayCurriculum` handle.
+:class:`CurriculumService` actor on the node that builds the dataset, keeping the journal there:
+the dataset's processes (dataloader workers included) draw from that journal file directly, and
+every reward process on every node reports to the actor through a :class:`RayCurriculum` handle
+(a row's ``extra_info`` names it), which appends to the same journal.
 
 - **Name.** The actor is named ``npgym-curriculum:<journal path>`` (:func:`actor_name`; the path
   made absolute on the node that starts it) in the Ray namespace ``npgym``
   (:data:`ACTOR_NAMESPACE`), so one run (one journal) has one actor, and a run restarted with the
   same journal finds it again. It is detached: it outlives the driver until
   ``ray.kill(ray.get_actor(name, namespace="npgym"))`` or the cluster stops.
-- **Journal.** The actor keeps the curriculum in a ``CurriculumJournal`` on its own node's disk:
-  each draw and each report is appended before the call returns, so the journal is its
-  checkpoint. The actor is pinned to the node that starts it (hard node affinity, 0 CPUs), so
-  the journal stays on that node's disk even when nodes share none; a restarted actor (Ray
-  restarts a crashed one, :data:`MAX_RESTARTS`; a new run starts a new one) replays the journal
-  and continues exactly.
-- **Order.** The actor runs one call at a time, in arrival order: the same sequence of calls
-  gives the same draws as one :class:`~npgym.curriculum.AdaptiveCurriculum`.
+- **Journal.** The actor keeps the curriculum in a ``CurriculumJournal`` on its own node's disk,
+  under the same ``flock`` protocol as any other replica: each draw and each report is appended
+  before the call returns, and before answering anything the actor replays the lines other
+  processes on its node appended (the dataset's draws), so it sees every draw and report. The
+  journal is its checkpoint. The actor is pinned to the node that starts it (hard node
+  affinity, 0 CPUs), so the journal stays on that node's disk even when nodes share none, and
+  :meth:`RayCurriculum.start` refuses an existing actor on another node (its journal is not
+  this node's file). A restarted actor (Ray restarts a crashed one, :data:`MAX_RESTARTS`; a new
+  run starts a new one) replays the journal and continues exactly.
+- **Order.** The journal's lock orders draws and reports, wherever they come from, and the
+  actor runs one call at a time: the same sequence of draws and reports gives the same items as
+  one :class:`~npgym.curriculum.AdaptiveCurriculum`.
 - **Bounds.** Every call waits at most ``timeout`` seconds (:data:`CALL_TIMEOUT_S` by default;
   the actor's start, which replays the journal, :data:`START_TIMEOUT_S`); a call past it, a
   missing actor or a dead one raise :class:`~npgym.curriculum.CurriculumError`, never hang
@@ -28,8 +34,8 @@ draws from it and reports to it through a :class:`RayCurriculum` handle.
   Ray, which keeps the handle) gets one ``CurriculumError`` on its old handle, then finds the
   new actor by name.
 - **Fork.** Ray cannot be used from a process forked from a Ray process (a PyTorch DataLoader
-  worker): such a process is refused with a clear error; draw in the main process
-  (``data.dataloader_num_workers=0`` in verl).
+  worker): a :class:`RayCurriculum` call there is refused with a clear error instead of hanging.
+  Draws need no Ray (they read the journal), so such workers draw as usual.
 
 Without Ray, nothing here is used: verl's curriculum is the single-machine journal.
 """
@@ -114,7 +120,7 @@ class CurriculumService:
         return self.journal.header
 
     def next(self) -> CurriculumItem:
-        """Draw the next item and append the draw to the journal."""
+        """Draw the next item (after the journal's new lines) and append the draw."""
         return self.journal.next()
 
     def report(self, key: str, score: dict[str, Any]) -> None:
@@ -122,11 +128,15 @@ class CurriculumService:
         self.journal.report(key, Score(**score))
 
     def state_dict(self) -> dict[str, Any]:
-        """The curriculum's state (:meth:`AdaptiveCurriculum.state_dict`)."""
+        """The curriculum's state (:meth:`AdaptiveCurriculum.state_dict`), every line of the
+        journal so far replayed."""
+        self.journal.sync()
         return self.journal.curriculum.state_dict()
 
     def stats(self) -> dict[str, dict[str, float]]:
-        """Per task: frontier difficulty, issued items, reports and pass rate."""
+        """Per task: frontier difficulty, issued items, reports and pass rate (every line of
+        the journal so far replayed)."""
+        self.journal.sync()
         return self.journal.curriculum.stats()
 
     def node_id(self) -> str:
@@ -158,7 +168,8 @@ class RayCurriculum:
         start_timeout: float = START_TIMEOUT_S,
     ) -> RayCurriculum:
         """The actor keeping ``journal``, started on this node if the cluster has none; an
-        existing actor whose curriculum has other options is refused."""
+        existing actor whose curriculum has other options, or that lives on another node (its
+        journal is not this node's file), is refused."""
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -190,6 +201,13 @@ class RayCurriculum:
                 f"({header['curriculum']}); use a new journal file"
             )
         _handles[(handle.namespace, handle.name)] = actor
+        node = handle.node_id()
+        if node != here:
+            raise CurriculumError(
+                f"curriculum actor {handle.name!r} lives on Ray node {node}, not on this one "
+                f"({here}), so its journal is not this node's file: end it (ray.kill) or build "
+                "the dataset on its node"
+            )
         return handle
 
     @classmethod

@@ -25,25 +25,26 @@ by length: pick ``max_difficulty`` so they fit ``data.max_prompt_length``.
 Where the curriculum lives (``+data.npgym_curriculum.backend``):
 
 - ``ray`` (what ``auto``, the default, picks when Ray is initialised, as it always is under
-  verl's trainer): a named, detached Ray actor on the node that builds the dataset, which keeps
-  the journal on that node's disk (:mod:`npgym.integrations.ray_curriculum`). Rows name the
-  actor; reward workers on any node report to it. Draws happen in the trainer process: set
-  ``data.dataloader_num_workers=0`` (a forked DataLoader worker cannot use Ray; a config with
-  workers is refused when the dataset is built). ``actor_timeout`` (seconds per call, default
-  :data:`~npgym.integrations.ray_curriculum.CALL_TIMEOUT_S`) and ``actor_start_timeout``
-  (:data:`~npgym.integrations.ray_curriculum.START_TIMEOUT_S`) bound every call.
+  verl's trainer): a named, detached Ray actor pinned to the node that builds the dataset keeps
+  the journal on that node's disk (:mod:`npgym.integrations.ray_curriculum`). The dataset and
+  its dataloader workers draw from that journal file as the ``journal`` backend does (no Ray
+  call, so forked DataLoader workers are fine); rows name the actor, and reward workers on any
+  node report to it, which appends to the same journal under the same lock. ``actor_timeout``
+  (seconds per call, default :data:`~npgym.integrations.ray_curriculum.CALL_TIMEOUT_S`) and
+  ``actor_start_timeout`` (:data:`~npgym.integrations.ray_curriculum.START_TIMEOUT_S`) bound
+  every call to the actor.
 - ``journal`` (what ``auto`` picks without Ray): the journal file under a file lock, one machine
-  only (:class:`npgym.integrations.curriculum.CurriculumJournal`). Rows name the journal; before
-  each draw the dataset replays its new lines, so the frontier follows the reports even across
-  dataloader worker processes, but rewards must be computed on the machine whose dataset drew
-  the row.
+  only (:class:`npgym.integrations.curriculum.CurriculumJournal`). Rows name the journal, so
+  rewards must be computed on the machine whose dataset drew the row.
 
-Draws run ahead of training by the dataloader's prefetch (``data.dataloader_num_workers=0``
-keeps that to one batch).
+Either way, before each draw the dataset replays the journal's new lines, so the frontier
+follows the reports even across dataloader worker processes. Draws run ahead of training by the
+dataloader's prefetch (``data.dataloader_num_workers=0`` keeps that to one batch).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -78,13 +79,18 @@ class CurriculumDraws:
 
     def __init__(
         self,
-        source: CurriculumJournal | RayCurriculum,
+        journal: CurriculumJournal,
         size: int,
         reference: ReferenceMode = "exact",
         multi_turn: bool = False,
+        actor: RayCurriculum | None = None,
     ) -> None:
-        self.source = source
-        """Where draws come from: the journal on this machine, or the cluster's actor (Ray)."""
+        self.journal = journal
+        """Where draws come from: this node's journal replica (no Ray call, so it can be used
+        in forked DataLoader workers)."""
+        self.actor = actor
+        """The Ray actor keeping the same journal, that rows report to; ``None``: rows report
+        to the journal file."""
         self.size = size
         self.reference: ReferenceMode = reference
         self.multi_turn = multi_turn
@@ -93,22 +99,17 @@ class CurriculumDraws:
         return self.size
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        item = self.source.next()
+        item = self.journal.next()
         row = verl_row(curriculum_record(item, self.reference), index, "train", self.multi_turn)
         reports_to = (
-            self.source.row_fields()
-            if isinstance(self.source, RayCurriculum)
-            else {JOURNAL_FIELD: str(self.source.path)}
+            self.actor.row_fields() if self.actor else {JOURNAL_FIELD: str(self.journal.path)}
         )
         row["extra_info"] |= {KEY_FIELD: item.key, "difficulty": item.difficulty, **reports_to}
         return row
 
 
-def curriculum_draws(
-    options: Any, max_samples: int = -1, dataloader_workers: int = 0
-) -> CurriculumDraws:
-    """The draws configured by ``data.npgym_curriculum`` (a mapping; see the module docstring),
-    for a dataloader with ``dataloader_workers`` worker processes."""
+def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
+    """The draws configured by ``data.npgym_curriculum`` (a mapping; see the module docstring)."""
     if isinstance(options, DictConfig):
         options = OmegaConf.to_container(options, resolve=True)
     if not isinstance(options, dict) or not options.get("tasks") or not options.get("journal"):
@@ -118,7 +119,7 @@ def curriculum_draws(
         )
     settings = dict(options)
     tasks = list(settings.pop("tasks"))
-    journal = settings.pop("journal")
+    journal = Path(settings.pop("journal")).absolute()
     size = int(settings.pop("size", 0)) or max_samples
     if size <= 0:
         raise ValueError(
@@ -135,23 +136,18 @@ def curriculum_draws(
         raise ValueError(f"data.{CONFIG_KEY}.backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "auto":
         backend = "ray" if ray_initialized() else "journal"
-    if backend == "ray" and dataloader_workers > 0:
-        raise ValueError(
-            f"the Ray curriculum is drawn in the trainer process, but data.dataloader_num_workers="
-            f"{dataloader_workers} would draw in forked workers, where Ray cannot be used: set "
-            f"data.dataloader_num_workers=0, or data.{CONFIG_KEY}.backend=journal on one machine"
-        )
     if "target" in settings:
         settings["target"] = tuple(settings["target"])
-    curriculum = AdaptiveCurriculum(tasks, **settings)
-    source: CurriculumJournal | RayCurriculum
-    if backend == "ray":
-        source = RayCurriculum.start(
-            curriculum, journal, timeout=actor_timeout, start_timeout=actor_start_timeout
+    actor = None
+    if backend == "ray":  # the actor is started first: it refuses a journal of other options
+        actor = RayCurriculum.start(
+            AdaptiveCurriculum(tasks, **settings),
+            journal,
+            timeout=actor_timeout,
+            start_timeout=actor_start_timeout,
         )
-    else:
-        source = CurriculumJournal(curriculum, journal)
-    return CurriculumDraws(source, size, reference, multi_turn)
+    replica = CurriculumJournal(AdaptiveCurriculum(tasks, **settings), journal)
+    return CurriculumDraws(replica, size, reference, multi_turn, actor)
 
 
 class CurriculumRLHFDataset(RLHFDataset):
@@ -168,5 +164,4 @@ class CurriculumRLHFDataset(RLHFDataset):
         if not self._draws_from_curriculum():
             super()._read_files_and_tokenize()
             return
-        workers = int(self.config.get("dataloader_num_workers", 0) or 0)
-        self.dataframe = curriculum_draws(self.config.get(CONFIG_KEY), self.max_samples, workers)
+        self.dataframe = curriculum_draws(self.config.get(CONFIG_KEY), self.max_samples)
