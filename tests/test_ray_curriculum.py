@@ -7,6 +7,7 @@ errors for an unreachable actor."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import multiprocessing
 import os
@@ -387,6 +388,13 @@ def _until_it_fails(source: RayCurriculum) -> None:
         time.sleep(0.1)
 
 
+def _actor_info(actor: Any) -> dict[str, Any]:
+    """The cluster's record of ``actor`` (its state and restarts), from Ray's global state
+    (Ray's public state API needs the dashboard, which this cluster runs without)."""
+    info: dict[str, Any] = ray._private.state.actors(actor._actor_id.hex())
+    return info
+
+
 def _send_result(function: Callable[[], Any], answer: Connection) -> None:
     try:
         answer.send(function())
@@ -459,9 +467,12 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
         alone.report(row["extra_info"][KEY_FIELD], Score(**events[13]["score"]))
     assert alone.state_dict() == before
 
-    # A call past its timeout is a clear error, not a wait.
-    with pytest.raises(CurriculumError, match="did not answer stats within 1e-06 s"):
-        RayCurriculum(source.name, timeout=1e-6).stats()
+    # A call past its timeout (the actor waits for the journal's lock, held here) is a clear
+    # error, not a wait.
+    with journal.open("rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(CurriculumError, match=r"did not answer stats within 0\.5 s"):
+            RayCurriculum(source.name, timeout=0.5).stats()
 
     # A child forked from this Ray process (a DataLoader worker) draws from the journal, with
     # no Ray call, and the actor sees the draw; a Ray call there is refused instead of hanging.
@@ -488,15 +499,13 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
     assert rows_c[0]["extra_info"]["instance"] == alone.next().instance.to_json()
 
     # Crashed (killed with restart allowed), Ray restarts it on its node from the journal.
-    ray.kill(ray.get_actor(source.name, namespace=ACTOR_NAMESPACE), no_restart=False)
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        try:
-            assert restarted.actor.state_dict() == alone.state_dict()
-            break
-        except CurriculumError:
-            assert time.monotonic() < deadline, "the crashed actor was not restarted"
-            time.sleep(0.5)
+    crashed = ray.get_actor(source.name, namespace=ACTOR_NAMESPACE)
+    ray.kill(crashed, no_restart=False)
+    deadline = time.monotonic() + WAIT_S  # the kill and the restart are asynchronous
+    while (info := _actor_info(crashed))["NumRestarts"] < 1 or info["State"] != "ALIVE":
+        assert time.monotonic() < deadline, f"the crashed actor was not restarted: {info}"
+        time.sleep(0.5)
+    assert restarted.actor.state_dict() == alone.state_dict()
 
     # verl's own loaders (with dataloader workers, verl's default): the dataset class finds
     # the actor, its rows name it, and verl's custom reward function reports from the other node.
@@ -507,8 +516,21 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
     report = ray.remote(num_cpus=0, resources={"node_b": 0.01}, max_calls=1)(_verl_report)
     assert ray.get(report.remote(reward, row), timeout=WAIT_S) == 2.0
     assert source.stats()["Knapsack"]["reports"] == 9
+    # The dataset built on another node is refused: the actor's journal is not that node's file.
+    elsewhere = ray.remote(num_cpus=0, resources={"node_b": 0.01}, max_calls=1)(_start)
+    refusal = ray.get(elsewhere.remote(journal), timeout=WAIT_S)
+    assert f"lives on Ray node {node_a}, not on this one ({node_b})" in refusal
     ray.kill(ray.get_actor(source.name, namespace=ACTOR_NAMESPACE))
     print(f"two-node curriculum test body: {time.monotonic() - started:.1f} s")
+
+
+def _start(journal: Path) -> str:
+    """Try to start (find) the actor keeping ``journal`` here; the error."""
+    try:
+        RayCurriculum.start(AdaptiveCurriculum(["Knapsack"], **OPTIONS), journal)
+    except CurriculumError as error:
+        return str(error)
+    return "started"
 
 
 def _verl_dataset_and_reward(options: dict[str, Any], dataloader_workers: int = 0) -> Any:

@@ -297,8 +297,8 @@ def _refuse_fork() -> None:
     if _forked_from_ray:
         raise CurriculumError(
             "this process was forked from a Ray process (a DataLoader worker?), where Ray cannot "
-            "be used: draw from the Ray curriculum in the main process (in verl, "
-            "data.dataloader_num_workers=0)"
+            "be used: call the curriculum actor from a Ray process (draws from verl's dataset "
+            "read the journal file instead, and work here)"
         )
 
 
