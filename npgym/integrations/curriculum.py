@@ -16,7 +16,8 @@ shuffle would draw a thousand rows ahead, at a frontier that is stale by then.
 
 verl computes rewards in other processes than the dataloader's (and its dataloader may run
 several worker processes), so the curriculum lives in a :class:`CurriculumJournal`: an
-append-only JSON-lines file on the machine, under an exclusive ``flock``. Every draw and every
+append-only JSON-lines file on the machine, under an exclusive ``flock`` (across machines, a Ray
+actor keeps the journal: :mod:`npgym.integrations.ray_curriculum`). Every draw and every
 report is one line; each process keeps a replica of the curriculum and replays the lines it has
 not seen before it draws, so all replicas agree and keys never collide. Replaying a draw
 regenerates its instance (no reference), the one cost of sharing. The journal is also the
@@ -251,6 +252,10 @@ def _line(event: Mapping[str, Any]) -> bytes:
     return (json.dumps(event, separators=(",", ":")) + "\n").encode("utf-8")
 
 
+def _report_line(key: str, score: Score) -> bytes:
+    return _line({"report": key, "score": score.to_dict()})
+
+
 def report_to_journal(extra_info: Mapping[str, Any], score: Score) -> bool:
     """Append ``score`` to the journal a row's ``extra_info`` names; ``False`` when it names
     none (a row not drawn from a curriculum). Safe to call from any process."""
@@ -258,7 +263,7 @@ def report_to_journal(extra_info: Mapping[str, Any], score: Score) -> bool:
     if not journal or not key:
         return False
     path = Path(journal)
-    line = _line({"report": str(key), "score": score.to_dict()})
+    line = _report_line(str(key), score)
     try:
         with _locked(path) as fd:
             _append(fd, line)
@@ -303,6 +308,13 @@ class CurriculumJournal:
             item = self.curriculum.next()
             self._offset = _append(fd, _line({"issue": item.key}))
         return item
+
+    def report(self, key: str, score: Score) -> None:
+        """Append a report, then replay it with any lines before it (an unknown key is counted
+        and warned about, as in replay)."""
+        with _locked(self.path) as fd:
+            _append(fd, _report_line(key, score))
+            self._replay(fd)
 
     def sync(self) -> None:
         """Replay the lines appended since the last call (reports, other replicas' draws)."""

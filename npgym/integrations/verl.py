@@ -22,7 +22,7 @@ from typing import Any
 
 from npgym.answer import AnswerFormatError, extract_answer
 from npgym.instance import Instance
-from npgym.integrations.curriculum import report_to_journal
+from npgym.integrations.ray_curriculum import report_score
 from npgym.multiturn import RepairConfig, episode_reward
 from npgym.records import load_solved_row
 from npgym.results import Reference, Score
@@ -73,7 +73,7 @@ def compute_score(
     ``reward.custom_reward_function.reward_kwargs.reward=strict`` (and ``reward: strict`` in
     the tool config for multi-turn repair, so attempts are scored alike).
     Rows drawn from a curriculum (:mod:`npgym.integrations.verl_curriculum`) also name a
-    journal and a key in ``extra_info``: the score is appended to that journal.
+    key and either a journal or a Ray actor in ``extra_info``: the score is reported there.
     """
     weights = resolve_reward(reward)
     info = extra_info or {}
@@ -88,7 +88,7 @@ def compute_score(
     score = task.score(instance, solution_str, target, weights)
     attempts = info.get(ATTEMPTS_FIELD) or []
     if not attempts:
-        report_to_journal(info, score)
+        report_score(info, score)
         return {"score": score.reward, **reward_parts_of(score)}
     rewards = [float(attempt["reward"]) for attempt in attempts]
     if _has_answer(solution_str):
@@ -96,7 +96,7 @@ def compute_score(
     best = max((Score(**attempt) for attempt in attempts), key=lambda s: s.reward)
     final = best if best.reward >= score.reward else score
     repair = RepairConfig.model_validate(info.get(REPAIR_FIELD) or {})
-    report_to_journal(info, final)
+    report_score(info, final)
     return {
         "score": episode_reward(rewards, repair.policy, repair.discount),
         **reward_parts_of(final),

@@ -9,25 +9,42 @@ Name it in verl's config and give the curriculum's options under ``data.npgym_cu
     +data.npgym_curriculum.journal=/path/to/run/curriculum.jsonl
     +data.npgym_curriculum.size=100000        # the epoch length verl sees
     # optional: seed, target, start, step, window, pass_ratio, min_difficulty, max_difficulty,
-    # memory (AdaptiveCurriculum's options), reference (exact|heuristic|none), multi_turn
+    # memory (AdaptiveCurriculum's options), reference (exact|heuristic|none), multi_turn,
+    # backend (auto|ray|journal), actor_timeout, actor_start_timeout
     reward.custom_reward_function.path=<npgym/integrations/verl.py>
     reward.custom_reward_function.name=compute_score
 
 Only the data file named ``npgym-curriculum`` is drawn: real files (``data.val_files``, e.g. an
 ``npgym export --format verl`` of NP-Bench) are read as :class:`RLHFDataset` reads them, so
 validation stays fixed and does not report. Each draw ignores the sampler's index and takes the
-curriculum's next item; its ``extra_info`` carries ``curriculum_key`` and ``curriculum_journal``,
-and :func:`npgym.integrations.verl.compute_score` appends every sample's score to that journal
-(each of a GRPO group's samples is one report), from whichever process verl scores in. Before
-each draw the dataset replays the journal's new lines (see
-:class:`npgym.integrations.curriculum.CurriculumJournal`), so the frontier follows the reports
-even across dataloader worker processes. Draws run ahead of training by the dataloader's
-prefetch (``data.dataloader_num_workers=0`` keeps that to one batch). Prompts are not filtered
+curriculum's next item; its ``extra_info`` carries ``curriculum_key`` and where to report, and
+:func:`npgym.integrations.verl.compute_score` reports every sample's score there (each of a GRPO
+group's samples is one report), from whichever process verl scores in. Prompts are not filtered
 by length: pick ``max_difficulty`` so they fit ``data.max_prompt_length``.
+
+Where the curriculum lives (``+data.npgym_curriculum.backend``):
+
+- ``ray`` (what ``auto``, the default, picks when Ray is initialised, as it always is under
+  verl's trainer): a named, detached Ray actor pinned to the node that builds the dataset keeps
+  the journal on that node's disk (:mod:`npgym.integrations.ray_curriculum`). The dataset and
+  its dataloader workers draw from that journal file as the ``journal`` backend does (no Ray
+  call, so forked DataLoader workers are fine); rows name the actor, and reward workers on any
+  node report to it, which appends to the same journal under the same lock. ``actor_timeout``
+  (seconds per call, default :data:`~npgym.integrations.ray_curriculum.CALL_TIMEOUT_S`) and
+  ``actor_start_timeout`` (:data:`~npgym.integrations.ray_curriculum.START_TIMEOUT_S`) bound
+  every call to the actor.
+- ``journal`` (what ``auto`` picks without Ray): the journal file under a file lock, one machine
+  only (:class:`npgym.integrations.curriculum.CurriculumJournal`). Rows name the journal, so
+  rewards must be computed on the machine whose dataset drew the row.
+
+Either way, before each draw the dataset replays the journal's new lines, so the frontier
+follows the reports even across dataloader worker processes. Draws run ahead of training by the
+dataloader's prefetch (``data.dataloader_num_workers=0`` keeps that to one batch).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -41,10 +58,18 @@ from npgym.integrations.curriculum import (
     CurriculumJournal,
     curriculum_record,
 )
+from npgym.integrations.ray_curriculum import (
+    CALL_TIMEOUT_S,
+    START_TIMEOUT_S,
+    RayCurriculum,
+    ray_initialized,
+)
 from npgym.trainer_rows import verl_row
 
 CURRICULUM_FILES = "npgym-curriculum"
 """The ``data.train_files`` value that makes :class:`CurriculumRLHFDataset` draw."""
+BACKENDS = ("auto", "ray", "journal")
+"""Where the curriculum lives: ``auto`` is ``ray`` when Ray is initialised, else ``journal``."""
 CONFIG_KEY = "npgym_curriculum"
 """The key of the curriculum's options in verl's ``data`` config."""
 
@@ -58,8 +83,14 @@ class CurriculumDraws:
         size: int,
         reference: ReferenceMode = "exact",
         multi_turn: bool = False,
+        actor: RayCurriculum | None = None,
     ) -> None:
         self.journal = journal
+        """Where draws come from: this node's journal replica (no Ray call, so it can be used
+        in forked DataLoader workers)."""
+        self.actor = actor
+        """The Ray actor keeping the same journal, that rows report to; ``None``: rows report
+        to the journal file."""
         self.size = size
         self.reference: ReferenceMode = reference
         self.multi_turn = multi_turn
@@ -70,11 +101,10 @@ class CurriculumDraws:
     def __getitem__(self, index: int) -> dict[str, Any]:
         item = self.journal.next()
         row = verl_row(curriculum_record(item, self.reference), index, "train", self.multi_turn)
-        row["extra_info"] |= {
-            KEY_FIELD: item.key,
-            JOURNAL_FIELD: str(self.journal.path),
-            "difficulty": item.difficulty,
-        }
+        reports_to = (
+            self.actor.row_fields() if self.actor else {JOURNAL_FIELD: str(self.journal.path)}
+        )
+        row["extra_info"] |= {KEY_FIELD: item.key, "difficulty": item.difficulty, **reports_to}
         return row
 
 
@@ -89,7 +119,7 @@ def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
         )
     settings = dict(options)
     tasks = list(settings.pop("tasks"))
-    journal = settings.pop("journal")
+    journal = Path(settings.pop("journal")).absolute()
     size = int(settings.pop("size", 0)) or max_samples
     if size <= 0:
         raise ValueError(
@@ -99,10 +129,25 @@ def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
     if reference not in ("exact", "heuristic", "none"):
         raise ValueError(f"data.{CONFIG_KEY}.reference must be exact, heuristic or none")
     multi_turn = bool(settings.pop("multi_turn", False))
+    actor_timeout = float(settings.pop("actor_timeout", CALL_TIMEOUT_S))
+    actor_start_timeout = float(settings.pop("actor_start_timeout", START_TIMEOUT_S))
+    backend = settings.pop("backend", "auto")
+    if backend not in BACKENDS:
+        raise ValueError(f"data.{CONFIG_KEY}.backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "auto":
+        backend = "ray" if ray_initialized() else "journal"
     if "target" in settings:
         settings["target"] = tuple(settings["target"])
-    curriculum = AdaptiveCurriculum(tasks, **settings)
-    return CurriculumDraws(CurriculumJournal(curriculum, journal), size, reference, multi_turn)
+    actor = None
+    if backend == "ray":  # the actor is started first: it refuses a journal of other options
+        actor = RayCurriculum.start(
+            AdaptiveCurriculum(tasks, **settings),
+            journal,
+            timeout=actor_timeout,
+            start_timeout=actor_start_timeout,
+        )
+    replica = CurriculumJournal(AdaptiveCurriculum(tasks, **settings), journal)
+    return CurriculumDraws(replica, size, reference, multi_turn, actor)
 
 
 class CurriculumRLHFDataset(RLHFDataset):
