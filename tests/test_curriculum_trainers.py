@@ -145,6 +145,39 @@ def test_journal_replicas_agree_and_replay_reports_from_other_processes(tmp_path
     assert resumed[4]["extra_info"]["difficulty"] == pytest.approx(0.25)
 
 
+def test_verl_draws_with_a_reference_pool_are_the_rows_without_it(tmp_path: Path) -> None:
+    from npgym.integrations.verl_curriculum import curriculum_draws
+
+    def rows(name: str, **pool: int) -> list[dict]:
+        options = {"tasks": ["Knapsack"], "journal": str(tmp_path / name), "size": 6, **OPTIONS}
+        draws = curriculum_draws({**options, **pool})
+        try:
+            drawn = [draws[index] for index in range(6)]
+            if pool:  # the pool, not the trainer's process, computed the references
+                assert draws._prefetch is not None
+                assert draws._prefetch[1].pool.stats.from_pool == 6
+            return drawn
+        finally:
+            if draws._prefetch is not None:
+                draws._prefetch[1].pool.close()
+
+    pooled = rows("pooled.jsonl", reference_workers=1, prefetch=2)
+    plain = rows("plain.jsonl")
+    for row in (*pooled, *plain):
+        row["extra_info"].pop("curriculum_journal")
+    assert pooled == plain
+    with pytest.raises(ValueError, match="prefetch"):
+        curriculum_draws(
+            {
+                "tasks": ["Knapsack"],
+                "journal": str(tmp_path / "j"),
+                "size": 2,
+                "prefetch": 0,
+                "reference_workers": 1,
+            }
+        )
+
+
 def test_verl_draw_options_multi_turn_and_bad_config(tmp_path: Path) -> None:
     from npgym.integrations.verl_curriculum import curriculum_draws
 

@@ -10,7 +10,8 @@ Name it in verl's config and give the curriculum's options under ``data.npgym_cu
     +data.npgym_curriculum.size=100000        # the epoch length verl sees
     # optional: seed, target, start, step, window, pass_ratio, min_difficulty, max_difficulty,
     # memory (AdaptiveCurriculum's options), reference (exact|heuristic|none), multi_turn,
-    # backend (auto|ray|journal), actor_timeout, actor_start_timeout
+    # backend (auto|ray|journal), actor_timeout, actor_start_timeout,
+    # reference_workers, prefetch (a reference pool per drawing process; off by default)
     reward.custom_reward_function.path=<npgym/integrations/verl.py>
     reward.custom_reward_function.name=compute_score
 
@@ -40,10 +41,18 @@ Where the curriculum lives (``+data.npgym_curriculum.backend``):
 Either way, before each draw the dataset replays the journal's new lines, so the frontier
 follows the reports even across dataloader worker processes. Draws run ahead of training by the
 dataloader's prefetch (``data.dataloader_num_workers=0`` keeps that to one batch).
+
+``reference_workers=K`` (default 0: off) gives each drawing process (the trainer's, or each
+DataLoader worker) a :class:`npgym.reference_pool.ReferencePool` of ``K`` workers, which computes
+each drawn row's reference and those of the draws expected next, ``prefetch`` in flight (default
+:data:`npgym.reference_pool.DEFAULT_PREFETCH`); rows are the same as without it
+(:class:`npgym.integrations.curriculum.CurriculumPrefetch`). It pays most with
+``data.dataloader_num_workers=0``: DataLoader workers already compute rows ahead in parallel.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +65,7 @@ from npgym.integrations.curriculum import (
     JOURNAL_FIELD,
     KEY_FIELD,
     CurriculumJournal,
+    CurriculumPrefetch,
     curriculum_record,
 )
 from npgym.integrations.ray_curriculum import (
@@ -64,6 +74,7 @@ from npgym.integrations.ray_curriculum import (
     RayCurriculum,
     ray_initialized,
 )
+from npgym.reference_pool import DEFAULT_PREFETCH, ReferencePool
 from npgym.trainer_rows import verl_row
 
 CURRICULUM_FILES = "npgym-curriculum"
@@ -84,6 +95,8 @@ class CurriculumDraws:
         reference: ReferenceMode = "exact",
         multi_turn: bool = False,
         actor: RayCurriculum | None = None,
+        reference_workers: int = 0,
+        prefetch: int = DEFAULT_PREFETCH,
     ) -> None:
         self.journal = journal
         """Where draws come from: this node's journal replica (no Ray call, so it can be used
@@ -94,13 +107,30 @@ class CurriculumDraws:
         self.size = size
         self.reference: ReferenceMode = reference
         self.multi_turn = multi_turn
+        self.reference_workers = reference_workers
+        self.prefetch = prefetch
+        self._prefetch: tuple[int, CurriculumPrefetch] | None = None
 
     def __len__(self) -> int:
         return self.size
 
+    def _pool(self) -> CurriculumPrefetch | None:
+        """This process's reference pool (``None`` when off), made on first use in each
+        process: a DataLoader worker forked from the dataset must not share its parent's."""
+        if not self.reference_workers or self.reference == "none":
+            return None
+        if self._prefetch is None or self._prefetch[0] != os.getpid():
+            pool = ReferencePool(self.reference_workers, self.prefetch)
+            self._prefetch = (
+                os.getpid(),
+                CurriculumPrefetch(self.journal.curriculum, pool, self.reference),
+            )
+        return self._prefetch[1]
+
     def __getitem__(self, index: int) -> dict[str, Any]:
         item = self.journal.next()
-        row = verl_row(curriculum_record(item, self.reference), index, "train", self.multi_turn)
+        record = curriculum_record(item, self.reference, self._pool())
+        row = verl_row(record, index, "train", self.multi_turn)
         reports_to = (
             self.actor.row_fields() if self.actor else {JOURNAL_FIELD: str(self.journal.path)}
         )
@@ -129,6 +159,10 @@ def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
     if reference not in ("exact", "heuristic", "none"):
         raise ValueError(f"data.{CONFIG_KEY}.reference must be exact, heuristic or none")
     multi_turn = bool(settings.pop("multi_turn", False))
+    reference_workers = int(settings.pop("reference_workers", 0))
+    prefetch = int(settings.pop("prefetch", DEFAULT_PREFETCH))
+    if reference_workers:  # the pool's own checks, at config time rather than the first draw
+        ReferencePool(reference_workers, prefetch).close()
     actor_timeout = float(settings.pop("actor_timeout", CALL_TIMEOUT_S))
     actor_start_timeout = float(settings.pop("actor_start_timeout", START_TIMEOUT_S))
     backend = settings.pop("backend", "auto")
@@ -147,7 +181,7 @@ def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
             start_timeout=actor_start_timeout,
         )
     replica = CurriculumJournal(AdaptiveCurriculum(tasks, **settings), journal)
-    return CurriculumDraws(replica, size, reference, multi_turn, actor)
+    return CurriculumDraws(replica, size, reference, multi_turn, actor, reference_workers, prefetch)
 
 
 class CurriculumRLHFDataset(RLHFDataset):
