@@ -137,12 +137,21 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "npgym.variants",
             "npgym.render",
             "npgym.structured",
+            "npgym.vector",
             "npgym.env",
             "npgym.curriculum",
             "npgym.testing",
         ),
     ),
-    ("task modes", ("npgym.tasks.*.variants", "npgym.tasks.*.render", "npgym.tasks.*.structured")),
+    (
+        "task modes",
+        (
+            "npgym.tasks.*.variants",
+            "npgym.tasks.*.render",
+            "npgym.tasks.*.structured",
+            "npgym.tasks.*.vector",
+        ),
+    ),
     ("families", ("npgym.families", "npgym.families.*")),
     (
         "applications",
