@@ -222,9 +222,8 @@ def _verdict(rates: dict[tuple[str, int], float | None], batches: list[int]) -> 
             continue
         ratio = ours / theirs
         verdict = "ok" if ratio >= target else "MISSED"
-        print(
-            f"B={TARGET_BATCH}: npgym vector / {kind} = {ratio:.2f}x (target >= {target}x) {verdict}"
-        )
+        ratio_text = f"npgym vector / {kind} = {ratio:.2f}x (target >= {target}x)"
+        print(f"B={TARGET_BATCH}: {ratio_text} {verdict}")
         if ratio < target:
             missed.append(kind)
     jumanji_rate = rates["jumanji TSP", TARGET_BATCH]
