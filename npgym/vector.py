@@ -40,15 +40,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from numpy.random import SeedSequence
 from pydantic import BaseModel
 
 from npgym.config import TIER_DIFFICULTY
 from npgym.env_options import check_reference_time_limit
 from npgym.instance import Instance
 from npgym.reward import RewardSpec, resolve_reward
+from npgym.streams import STATE_WORDS, entropy_words, next_seeds, seed_state
 from npgym.structured import (
     Episode,
     InvalidActionError,
@@ -93,6 +94,15 @@ class BatchedEpisode(ABC):
     @abstractmethod
     def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
         """Start a fresh episode in each slot, on the instance whose arrays are given."""
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        """Start a fresh episode in each slot on the instance ``task.generate`` draws for its
+        seed (stream ``[seed, key]``, or ``[seed]`` when ``key < 0``), drawn in compiled code
+        (:mod:`npgym.streams`); False, loading nothing, when the task or config has no such
+        path (then :meth:`draw` or ``task.generate`` is used per instance)."""
+        return False
 
     @abstractmethod
     def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -166,6 +176,8 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
         self._stream_difficulty = (
             difficulty if difficulty is not None else TIER_DIFFICULTY[self.tier or "medium"]
         )
+        stream = generation_stream(0, self._stream_difficulty)
+        self._stream_key = stream[1] if isinstance(stream, list) else -1
         self.reward_config = resolve_reward(dict(reward) if isinstance(reward, Mapping) else reward)
         self.exact_reference = exact_reference
         self.reference_time_limit = check_reference_time_limit(reference_time_limit)
@@ -189,7 +201,8 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.batch = self.batch_class(self.num_envs, self.limits)
-        self._generators: list[np.random.Generator] | None = None
+        self._streams: np.ndarray | None = None
+        """Each env's seed stream (gymnasium's ``np_random``), :mod:`npgym.streams` state."""
         self._instances: list[Instance | None] = [None] * self.num_envs
         self._references: list[Any] = [None] * self.num_envs
         self._autoreset = np.zeros(self.num_envs, np.bool_)
@@ -212,12 +225,15 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
             if reset_mask.dtype != np.bool_ or reset_mask.shape != (self.num_envs,):
                 raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},)")
             slots = slots[reset_mask]
-        if self._generators is None:
-            self._generators = [seeding.np_random(given)[0] for given in seeds]
-        else:
-            for slot in slots:
-                if seeds[slot] is not None:
-                    self._generators[slot] = seeding.np_random(seeds[slot])[0]
+        fresh = self._streams is None
+        if self._streams is None:
+            self._streams = np.zeros((self.num_envs, STATE_WORDS), np.uint64)
+        for slot in slots if not fresh else range(self.num_envs):
+            if seeds[slot] is not None or fresh:
+                # gymnasium's seeding.np_random(seed): PCG64(SeedSequence(seed))
+                entropy = seeds[slot] if seeds[slot] is not None else SeedSequence().entropy
+                words = entropy_words(entropy)  # type: ignore[arg-type]
+                seed_state(words, words.size, self._streams[slot])
         self._start(slots, [seeds[slot] for slot in slots])
         self._autoreset[slots] = False
         self._needs_reset = False
@@ -227,7 +243,7 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
         self, actions: Any
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Move every env by its action; envs whose episode ended last step start a new one."""
-        if self._generators is None or self._needs_reset:
+        if self._streams is None or self._needs_reset:
             raise RuntimeError(
                 "call reset() before step() (first, or after an illegal move raised)"
             )
@@ -265,21 +281,44 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
         if seed is None:
             return [None] * self.num_envs
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if seed < 0:
+                raise ValueError(f"seed must be a non-negative integer, got {seed}")
             return [int(seed) + index for index in range(self.num_envs)]
         if isinstance(seed, Sequence) and len(seed) == self.num_envs:
-            return list(seed)
-        raise ValueError(f"seed must be an int, None or a list of {self.num_envs} seeds")
+            seeds = list(seed)
+        else:
+            raise ValueError(f"seed must be an int, None or a list of {self.num_envs} seeds")
+        for given in seeds:
+            if given is not None and (
+                isinstance(given, bool) or not isinstance(given, (int, np.integer)) or given < 0
+            ):
+                raise ValueError(f"each seed must be a non-negative integer or None, got {given!r}")
+        return [None if given is None else int(given) for given in seeds]
 
     def _start(self, slots: np.ndarray, seeds: Sequence[int | None]) -> None:
         """Draw a new instance into each slot (a given seed, else the slot's own stream)."""
-        generators = self._generators
-        assert generators is not None
-        drawn = []
-        for slot, seed in zip(slots, seeds, strict=True):
-            instance_seed = seed if seed is not None else int(generators[slot].integers(2**63))
-            drawn.append(self._draw(int(slot), instance_seed))
-        self.batch.load(slots, drawn)
+        assert self._streams is not None
+        slots = np.asarray(slots, np.int64)
+        unseeded = np.array([seed is None for seed in seeds], np.bool_)
+        drawn_seeds = np.zeros(int(unseeded.sum()), np.int64)
+        next_seeds(self._streams, slots[unseeded], drawn_seeds)
+        instance_seeds: list[int] = []
+        draws = iter(drawn_seeds.tolist())
+        for seed in seeds:
+            instance_seeds.append(seed if seed is not None else next(draws))
         self._done[slots] = False
+        if (
+            self.reward_mode == "objective"
+            and max(instance_seeds, default=0) < 2**63
+            and self.batch.load_seeded(
+                slots, np.array(instance_seeds, np.int64), self._stream_key, self.generator_config
+            )
+        ):
+            return
+        drawn = [
+            self._draw(int(slot), seed) for slot, seed in zip(slots, instance_seeds, strict=True)
+        ]
+        self.batch.load(slots, drawn)
 
     def _draw(self, slot: int, seed: int) -> dict[str, Any]:
         """One instance's arrays: straight from the generator stream when the reward needs no

@@ -109,6 +109,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "npgym.config",
             "npgym.graphs",
             "npgym.reward",
+            "npgym.streams",
         ),
     ),
     ("task contract", ("npgym.scoring", "npgym.task", "npgym.capabilities", "npgym.inverse")),

@@ -15,6 +15,13 @@ from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
+from npgym.streams import (
+    STATE_WORDS,
+    choice_without_replacement,
+    floyd_applies,
+    integer,
+    seed_instance_stream,
+)
 from npgym.task import Task
 from npgym.tasks.tsp.generator import TSPConfig, draw_arrays
 from npgym.tasks.tsp.instance import TSPInstance
@@ -71,6 +78,10 @@ class TSPBatch(BatchedEpisode):
                 buffers["coordinates"][slot, :n] = points
             buffers["has_coordinates"][slot, 0] = has_points
             self.city_count[slot] = n
+        self._restart(slots)
+
+    def _restart(self, slots: np.ndarray) -> None:
+        buffers = self.buffers
         _restart(
             np.asarray(slots, np.int64),
             self.city_count,
@@ -82,6 +93,32 @@ class TSPBatch(BatchedEpisode):
             self.steps,
             self.length,
         )
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, TSPConfig)
+        euclidean = config.metric == "euclidean"
+        if euclidean and not floyd_applies((config.grid + 1) ** 2, config.n_max):
+            return False
+        buffers = self.buffers
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.n_min,
+            config.n_max,
+            euclidean,
+            config.grid,
+            config.distance_min,
+            config.distance_max,
+            buffers["distances"],
+            buffers["coordinates"],
+            buffers["has_coordinates"],
+            self.city_count,
+        )
+        self._restart(slots)
+        return True
 
     def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         finished = np.zeros(self.batch_size, np.bool_)
@@ -112,6 +149,55 @@ class TSPBatch(BatchedEpisode):
     def solution(self, slot: int) -> list[int]:
         tour = self.buffers["tour"][slot, : self.steps[slot]].tolist()
         return [*tour, tour[0]] if self.steps[slot] == self.city_count[slot] else tour
+
+
+@njit
+def _draw_into(
+    slots: np.ndarray,
+    seeds: np.ndarray,
+    key: int,
+    n_min: int,
+    n_max: int,
+    euclidean: bool,
+    grid: int,
+    distance_min: int,
+    distance_max: int,
+    distances: np.ndarray,
+    coordinates: np.ndarray,
+    has_coordinates: np.ndarray,
+    city_count: np.ndarray,
+) -> None:
+    """Each slot's instance as :func:`~npgym.tasks.tsp.generator.draw_arrays` draws it from
+    ``task.generate``'s stream for its seed, numpy's draws reproduced by :mod:`npgym.streams`."""
+    state = np.zeros(STATE_WORDS, np.uint64)
+    for index in range(slots.shape[0]):
+        slot = slots[index]
+        seed_instance_stream(seeds[index], key, state)
+        n = integer(state, n_min, n_max + 1)
+        distances[slot] = 0
+        coordinates[slot] = 0
+        has_coordinates[slot, 0] = euclidean
+        city_count[slot] = n
+        if euclidean:
+            side = grid + 1
+            cells = choice_without_replacement(state, side * side, n)
+            for i in range(n):
+                coordinates[slot, i, 0] = cells[i] // side
+                coordinates[slot, i, 1] = cells[i] % side
+            for i in range(n):
+                for j in range(n):
+                    dx = coordinates[slot, i, 0] - coordinates[slot, j, 0]
+                    dy = coordinates[slot, i, 1] - coordinates[slot, j, 1]
+                    distances[slot, i, j] = np.int64(
+                        np.rint(np.sqrt(np.float64(dx * dx + dy * dy)))
+                    )
+        else:
+            for i in range(n):
+                for j in range(n):
+                    draw = integer(state, distance_min, distance_max + 1)
+                    if j > i:
+                        distances[slot, i, j] = draw
+                        distances[slot, j, i] = draw
 
 
 @njit
