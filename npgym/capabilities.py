@@ -134,7 +134,7 @@ def _check(task: Task[Any, Any] | type[Task[Any, Any]], name: str, value: Any) -
             isinstance(value, type) and _is_subclass_named(value, "npgym.vector", "BatchedEpisode")
         ):
             raise MalformedCapabilityError(
-                f"task {task.name!r}: vector must be an npgym.vector.BatchedEpisode subclass, "
+                f"task {task.name!r}: vector must be a BatchedEpisode (npgym.vector) subclass, "
                 f"got {value!r}"
             )
     elif name == "inverse":

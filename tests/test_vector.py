@@ -13,9 +13,14 @@ from hypothesis import strategies as st
 
 import npgym  # noqa: F401 (registers the ids)
 from npgym import testing
-from npgym.capabilities import MissingCapabilityError
+from npgym.capabilities import (
+    MalformedCapabilityError,
+    MissingCapabilityError,
+    check_declarations,
+)
 from npgym.registry import get_task
 from npgym.structured import InvalidActionError, StructuredEnv
+from npgym.tasks.tsp import TSPTask
 from npgym.vector import MAX_NUM_ENVS, VectorStructuredEnv, as_tensors, batch_type
 
 BATCHED = testing.tasks_declaring("vector")
@@ -218,3 +223,19 @@ def test_copy_false_hands_out_the_live_buffers_and_tensors_share_them() -> None:
     fresh, _ = copied.reset(seed=0)
     copied.step(fresh["action_mask"].argmax(1))
     assert fresh["visited"].sum() == 2  # a copy does not move
+
+
+def test_a_vector_that_is_not_a_batched_episode_is_malformed() -> None:
+    class Broken(TSPTask):
+        vector = "npgym.tasks.tsp.structured:TSPEpisode"
+
+    with pytest.raises(MalformedCapabilityError, match="vector must be a BatchedEpisode"):
+        check_declarations(Broken)
+
+
+def test_a_vector_batching_another_episode_is_refused() -> None:
+    class Mismatched(TSPTask):
+        vector = "npgym.tasks.knapsack.vector:KnapsackBatch"
+
+    with pytest.raises(ValueError, match="batches KnapsackEpisode, not its structured episode"):
+        VectorStructuredEnv(Mismatched(), "easy", 2)
