@@ -18,14 +18,18 @@ finishes an episode returns its last observation, reward and ``terminated=True``
 ignores that env's action and returns the first observation of a new instance, reward 0.
 
 Sizes: every instance of a batch is padded to the tier's largest size, as the single env pads
-(``city_mask`` marks the real entries; padded actions are never legal), so instances of
-different sizes share one batch and episodes of different lengths finish at different steps.
+(a ``*_mask`` key marks the real entries; padded actions are never legal), so instances of
+different sizes share one batch and episodes of different lengths finish at different steps. A
+batch of one size is ``overrides={"n_min": N, "n_max": N}``.
 
 Rewards: ``reward_mode="task"`` (default) pays the task's reward on the last step, as the single
 env does; it needs a reference per instance (solved at reset, per instance, like the single
 env), so draws cost what the single env's cost. ``reward_mode="objective"`` pays the signed
-objective (minus the tour length) and solves nothing: instances are drawn straight into arrays,
-the throughput mode (``bench/env_throughput.py``). Illegal moves are as in the single env.
+objective (minus the tour length) and solves nothing: instances are drawn straight into arrays
+(TSP: the whole batch in one numba call that reproduces numpy's streams, :mod:`npgym.streams`),
+the throughput mode (``bench/env_throughput.py``). Illegal moves are as in the single env: a
+penalty with the task's reward, :class:`~npgym.structured.InvalidActionError` with
+``invalid_action="raise"`` or the objective reward (then the batch must be reset).
 
 Observations are the env's own buffers with ``copy=False`` (overwritten by the next step: a
 zero-copy view, :func:`as_tensors` wraps them as torch tensors) and fresh arrays with
