@@ -6,6 +6,9 @@ outside the task keeps a table of tasks: each mode asks the task, through :func:
 so a plug-in gets every mode it declares, exactly as the built-in tasks do.
 
 - ``episode``: an :class:`npgym.structured.Episode` subclass, for ``mode="structured"``;
+- ``vector``: an :class:`npgym.vector.BatchedEpisode` subclass, the task's structured episodes
+  stepped over a batch in compiled code, for ``gym.make_vec(..., mode="structured",
+  vectorization_mode="vector_entry_point")``;
 - ``drawer``: ``draw(fig, instance, solution, partial)`` drawing on a matplotlib figure, for
   pictures (``render_mode="rgb_array"``, ``npgym show``, eval's gallery);
 - ``variant_maker``: ``(instance, rng) -> npgym.variants.Variant``, a variant whose optima are
@@ -17,8 +20,8 @@ A declaration is the object itself or a lazy ``"module:attribute"`` string, impo
 use (so ``import npgym`` does not import matplotlib or numba-heavy modules). A task that lacks a
 capability is refused with :class:`MissingCapabilityError`, naming the task, the capability and
 the mode; a malformed declaration (a string that does not resolve, a class that is not an
-``Episode``, a drawer that is not callable) with :class:`MalformedCapabilityError`, on first use
-and by :func:`npgym.testing.check_task`.
+``Episode`` or a ``BatchedEpisode``, a drawer that is not callable) with
+:class:`MalformedCapabilityError`, on first use and by :func:`npgym.testing.check_task`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 
 CAPABILITIES: dict[str, str] = {
     "episode": "mode='structured'",
+    "vector": "make_vec(..., mode='structured', vectorization_mode='vector_entry_point')",
     "drawer": "pictures (render_mode='rgb_array', npgym show, eval's gallery)",
     "variant_maker": "variants (npgym.variants.variant, bench build --variants)",
     "inverse": "inverse problems (npgym/Invert-<Task>)",
@@ -118,9 +122,19 @@ def _import(task: Task[Any, Any] | type[Task[Any, Any]], name: str, target: str)
 def _check(task: Task[Any, Any] | type[Task[Any, Any]], name: str, value: Any) -> None:
     """Refuse a declaration of the wrong kind."""
     if name == "episode":
-        if not (isinstance(value, type) and _is_episode_class(value)):
+        if not (
+            isinstance(value, type) and _is_subclass_named(value, "npgym.structured", "Episode")
+        ):
             raise MalformedCapabilityError(
                 f"task {task.name!r}: episode must be an npgym.structured.Episode subclass, "
+                f"got {value!r}"
+            )
+    elif name == "vector":
+        if not (
+            isinstance(value, type) and _is_subclass_named(value, "npgym.vector", "BatchedEpisode")
+        ):
+            raise MalformedCapabilityError(
+                f"task {task.name!r}: vector must be a BatchedEpisode (npgym.vector) subclass, "
                 f"got {value!r}"
             )
     elif name == "inverse":
@@ -135,10 +149,9 @@ def _check(task: Task[Any, Any] | type[Task[Any, Any]], name: str, value: Any) -
         )
 
 
-def _is_episode_class(value: type) -> bool:
-    """Whether ``value`` subclasses :class:`npgym.structured.Episode`, told from its MRO by
-    name, so that this module imports nothing of the modes that use it."""
+def _is_subclass_named(value: type, module: str, qualname: str) -> bool:
+    """Whether ``value`` subclasses ``module.qualname`` (``npgym.structured.Episode``...), told
+    from its MRO by name, so that this module imports nothing of the modes that use it."""
     return any(
-        base.__module__ == "npgym.structured" and base.__qualname__ == "Episode"
-        for base in value.__mro__
+        base.__module__ == module and base.__qualname__ == qualname for base in value.__mro__
     )

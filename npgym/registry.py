@@ -40,6 +40,10 @@ CURRICULUM_ENV_ID = f"{ENV_NAMESPACE}/Curriculum"
 ENTRY_POINT_GROUP = "npgym.tasks"
 """Entry-point group through which installed packages add tasks."""
 ENV_ENTRY_POINT = "npgym.env:make_env"
+VECTOR_ENTRY_POINT = "npgym.vector:make_vector_env"
+"""``make_vec``'s entry point for the tasks (not the families): the batched structured env of a
+task that declares ``vector``, a clear refusal for one that does not; whether a task declares it
+is known only once its class is imported, which registration does not do."""
 FAMILY_PREFIXES = ("Compose-", "Aggregate-", "Invert-")
 """Name prefixes reserved for the task families (:mod:`npgym.families`): no task takes them."""
 MAX_TASK_NAME_CHARS = 64
@@ -191,12 +195,14 @@ def register_envs() -> None:
     _register_entry_points()
     families = FAMILIES.family_env_names() if FAMILIES is not None else []
     for task in (*TASKS, *families):
+        vector = VECTOR_ENTRY_POINT if task in TASKS else None
         for tier in TIERS:
             identifier = env_id(task, tier)
             if identifier not in gymnasium.registry:
                 gymnasium.register(
                     id=identifier,
                     entry_point=ENV_ENTRY_POINT,
+                    vector_entry_point=vector,
                     kwargs={"task": task, "tier": tier},
                     disable_env_checker=False,
                 )

@@ -18,6 +18,12 @@ each step also earns ``w`` times the change in the partial objective, divided by
 objective (signed so that progress is positive), and the last step pays the accumulated shaping
 back, so the return of an episode is still exactly the task reward.
 
+``reward_mode="objective"`` instead pays the signed objective of the finished solution on the
+last step (minus the tour length for TSP, the value for a maximisation task) and computes no
+reference at reset: the classic-RL reward of rl4co and jumanji, for training runs that need no
+ratio to the optimum. It takes no shaping, and an illegal move raises
+:class:`InvalidActionError` (a fixed penalty has no scale against a raw objective).
+
 Illegal moves: an action that is masked, out of range or not an integer ends the episode with
 a format failure (``reward.format_fail + reward.infeasible``, -2.5 by default: worse than any
 built answer) and ``info["reason"]`` says why; ``invalid_action="raise"`` raises
@@ -42,6 +48,7 @@ from npgym.reward import RewardSpec, resolve_reward
 from npgym.task import Task
 
 InvalidActionPolicy = Literal["penalty", "raise"]
+RewardMode = Literal["task", "objective"]
 
 
 class InvalidActionError(ValueError):
@@ -144,13 +151,29 @@ def episode_type(task: str | Task[Any, Any]) -> type[Episode]:
     return episode
 
 
+def check_reward_mode(reward_mode: Any, shaping: float = 0.0) -> RewardMode:
+    """``reward_mode`` when it is ``"task"`` or ``"objective"`` (which takes no shaping)."""
+    if reward_mode not in ("task", "objective"):
+        raise ValueError(f"reward_mode must be 'task' or 'objective', got {reward_mode!r}")
+    if reward_mode == "objective" and shaping:
+        raise ValueError("reward_mode='objective' takes no shaping (its reward is the objective)")
+    mode: RewardMode = reward_mode
+    return mode
+
+
+def signed_objective(task: Task[Any, Any], objective: float) -> float:
+    """The objective as a reward: negated for a minimisation task, so that higher is better."""
+    return float(-objective if task.sense == "min" else objective)
+
+
 class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
     """One task at one tier in classic-RL form (see the module docstring).
 
     Options as for the text env (``tier``, ``difficulty``, ``overrides``, ``reward``,
     ``exact_reference``, ``reference_time_limit``), plus ``shaping`` (dense shaping weight,
-    default 0), ``invalid_action`` (``"penalty"`` or ``"raise"``) and ``render_mode``
-    (``"rgb_array"``: a picture of the instance and the partial solution).
+    default 0), ``invalid_action`` (``"penalty"`` or ``"raise"``), ``reward_mode`` (``"task"``
+    or ``"objective"``, see the module docstring) and ``render_mode`` (``"rgb_array"``: a
+    picture of the instance and the partial solution).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}  # noqa: RUF012 (gymnasium API)
@@ -169,6 +192,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         invalid_action: InvalidActionPolicy = "penalty",
         render_mode: str | None = None,
         config: Mapping[str, Any] | None = None,
+        reward_mode: RewardMode = "task",
     ) -> None:
         from npgym.registry import get_task
 
@@ -187,6 +211,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         if invalid_action not in ("penalty", "raise"):
             raise ValueError(f"invalid_action must be 'penalty' or 'raise', got {invalid_action!r}")
         self.invalid_action = invalid_action
+        self.reward_mode = check_reward_mode(reward_mode, self.shaping)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"unsupported render_mode {render_mode!r}")
         self.render_mode = render_mode
@@ -223,8 +248,12 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         else:
             instance_seed = seed if seed is not None else int(self.np_random.integers(2**63))
             instance = self.task.generate(instance_seed, self.tier, self.difficulty, self.overrides)
-        self.reference = self.task.reference(
-            instance, exact=self.exact_reference, time_limit=self.reference_time_limit
+        self.reference = (
+            self.task.reference(
+                instance, exact=self.exact_reference, time_limit=self.reference_time_limit
+            )
+            if self.reward_mode == "task"
+            else None
         )
         self.episode = self.episode_class(instance, self.limits)
         self.done = False
@@ -238,7 +267,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
             raise RuntimeError("the episode is over; call reset() first")
         problem = self._invalid(action)
         if problem:
-            if self.invalid_action == "raise":
+            if self.invalid_action == "raise" or self.reward_mode == "objective":
                 raise InvalidActionError(problem)
             self.done = True
             weights = self.reward_config
@@ -250,6 +279,11 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         reward = self._shaping_reward(before, self.episode.partial_objective())
         self._shaped += reward
         info: dict[str, Any] = {"invalid_action": False}
+        if complete and self.reward_mode == "objective":
+            self.done = True
+            objective = self.episode.partial_objective()
+            info.update(objective=objective, feasible=True)
+            return self._observe(), signed_objective(self.task, objective), True, False, info
         if complete:
             self.done = True
             answer = self.task.format_answer(self.episode.solution())
@@ -276,7 +310,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
     def _shaping_reward(self, before: float, after: float) -> float:
         if not self.shaping:
             return 0.0
-        scale = self.reference.objective or 1
+        scale = (self.reference.objective if self.reference else None) or 1
         sign = 1.0 if self.task.sense == "max" else -1.0
         return self.shaping * sign * (after - before) / abs(scale)
 

@@ -82,6 +82,9 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     # --- optional capabilities (npgym.capabilities): the object, or "module:attribute" -------
     episode: ClassVar[type | str | None] = None
     """Its structured-mode :class:`npgym.structured.Episode` subclass (``mode="structured"``)."""
+    vector: ClassVar[type | str | None] = None
+    """Its :class:`npgym.vector.BatchedEpisode` subclass: batched structured episodes
+    (``gym.make_vec(..., mode="structured", vectorization_mode="vector_entry_point")``)."""
     drawer: ClassVar[Callable[..., Any] | str | None] = None
     """``draw(fig, instance, solution, partial)``: its picture (``rgb_array``, ``npgym show``)."""
     variant_maker: ClassVar[Callable[..., Any] | str | None] = None

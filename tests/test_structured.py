@@ -80,7 +80,15 @@ def test_spaces_are_fixed_per_tier_and_hold_the_largest_instance(task_name: str)
 
 
 def test_make_vec_runs_masked_steps() -> None:
-    envs = gym.make_vec("npgym/Knapsack-easy", num_envs=3, mode="structured", exact_reference=False)
+    """gymnasium's SyncVectorEnv over single structured envs (``vectorization_mode="sync"``;
+    the default is the vector entry point, which batches only tasks that declare ``vector``)."""
+    envs = gym.make_vec(
+        "npgym/Knapsack-easy",
+        num_envs=3,
+        vectorization_mode="sync",
+        mode="structured",
+        exact_reference=False,
+    )
     observation, _ = envs.reset(seed=1)
     assert observation["action_mask"].shape == (3, 2)
     for _ in range(40):

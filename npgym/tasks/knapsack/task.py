@@ -36,6 +36,7 @@ class KnapsackTask(KernelTask[KnapsackInstance, generator.KnapsackConfig]):
     instance_type = KnapsackInstance
     tiers: ClassVar[dict[str, generator.KnapsackConfig]] = generator.TIERS
     episode = "npgym.tasks.knapsack.structured:KnapsackEpisode"
+    vector = "npgym.tasks.knapsack.vector:KnapsackBatch"
     drawer = "npgym.tasks.knapsack.render:draw"
     variant_maker = "npgym.tasks.knapsack.variants:make_variant"
     inverse = "npgym.tasks.knapsack.inverse:INVERSE"

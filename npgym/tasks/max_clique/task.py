@@ -41,6 +41,7 @@ class MaxCliqueTask(KernelTask[MaxCliqueInstance, generator.MaxCliqueConfig]):
     instance_type = MaxCliqueInstance
     tiers: ClassVar[dict[str, generator.MaxCliqueConfig]] = generator.TIERS
     episode = "npgym.tasks.max_clique.structured:MaxCliqueEpisode"
+    vector = "npgym.tasks.max_clique.vector:MaxCliqueBatch"
     drawer = "npgym.tasks.max_clique.render:draw"
     variant_maker = "npgym.tasks.max_clique.variants:make_variant"
     inverse = "npgym.tasks.max_clique.inverse:INVERSE"

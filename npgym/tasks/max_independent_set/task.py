@@ -44,6 +44,7 @@ class MaxIndependentSetTask(
     instance_type = MaxIndependentSetInstance
     tiers: ClassVar[dict[str, generator.MaxIndependentSetConfig]] = generator.TIERS
     episode = "npgym.tasks.max_independent_set.structured:MaxIndependentSetEpisode"
+    vector = "npgym.tasks.max_independent_set.vector:MaxIndependentSetBatch"
     drawer = "npgym.tasks.max_independent_set.render:draw"
     variant_maker = "npgym.tasks.max_independent_set.variants:make_variant"
     inverse = "npgym.tasks.max_independent_set.inverse:INVERSE"

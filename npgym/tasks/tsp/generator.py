@@ -51,6 +51,18 @@ TIERS: dict[str, TSPConfig] = {
 
 def build(rng: np.random.Generator, config: TSPConfig) -> dict[str, Any]:
     """Draw the cities and their distance matrix."""
+    matrix, points = draw_arrays(rng, config)
+    return {
+        "distances": tuple(tuple(int(d) for d in row) for row in matrix.tolist()),
+        "coordinates": None if points is None else tuple((int(x), int(y)) for x, y in points),
+    }
+
+
+def draw_arrays(
+    rng: np.random.Generator, config: TSPConfig
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The distance matrix and (Euclidean) the points that :func:`build` draws, as arrays: the
+    batched env draws through it and skips building an instance."""
     n = int(rng.integers(config.n_min, config.n_max + 1))
     if config.metric == "euclidean":
         side = config.grid + 1
@@ -58,13 +70,7 @@ def build(rng: np.random.Generator, config: TSPConfig) -> dict[str, Any]:
         points = np.stack([cells // side, cells % side], axis=1).astype(np.int64)
         offsets = points[:, None, :] - points[None, :, :]
         matrix = np.rint(np.sqrt((offsets**2).sum(axis=2))).astype(np.int64)
-        coordinates = tuple((int(x), int(y)) for x, y in points)
-    else:
-        draws = rng.integers(config.distance_min, config.distance_max + 1, size=(n, n))
-        upper = np.triu(draws, k=1)
-        matrix = upper + upper.T
-        coordinates = None
-    return {
-        "distances": tuple(tuple(int(d) for d in row) for row in matrix.tolist()),
-        "coordinates": coordinates,
-    }
+        return matrix, points
+    draws = rng.integers(config.distance_min, config.distance_max + 1, size=(n, n))
+    upper = np.triu(draws, k=1)
+    return (upper + upper.T).astype(np.int64), None

@@ -29,6 +29,7 @@ class TSPTask(KernelTask[TSPInstance, generator.TSPConfig]):
     instance_type = TSPInstance
     tiers: ClassVar[dict[str, generator.TSPConfig]] = generator.TIERS
     episode = "npgym.tasks.tsp.structured:TSPEpisode"
+    vector = "npgym.tasks.tsp.vector:TSPBatch"
     drawer = "npgym.tasks.tsp.render:draw"
     variant_maker = "npgym.tasks.tsp.variants:make_variant"
     inverse = "npgym.tasks.tsp.inverse:INVERSE"

@@ -1,0 +1,22 @@
+"""MaxIndependentSet's structured episodes over a batch: MaxClique's
+(:mod:`npgym.tasks.max_clique.vector`) on the complement graph's pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npgym.graphs import GraphInstance
+from npgym.tasks.max_clique.vector import VertexSetBatch
+from npgym.tasks.max_independent_set.instance import MaxIndependentSetInstance
+from npgym.tasks.max_independent_set.structured import MaxIndependentSetEpisode
+
+
+class MaxIndependentSetBatch(VertexSetBatch):
+    """Independent sets: every added vertex adjacent to no selected one."""
+
+    episode = MaxIndependentSetEpisode
+
+    @classmethod
+    def compatible(cls, instance: GraphInstance) -> np.ndarray:
+        assert isinstance(instance, MaxIndependentSetInstance)
+        return instance.complement_adjacency

@@ -1,0 +1,266 @@
+"""TSP's structured episodes over a batch (``npgym.vector``): the observation of
+:class:`~npgym.tasks.tsp.structured.TSPEpisode` with the batch first, stepped in one numba call.
+
+Each slot holds its padded distance matrix, its city count, the tour so far and its length; a
+move appends a city, adds the edge to it, and on the last city closes the tour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from npgym.heuristics.jit import njit
+from npgym.instance import Instance
+from npgym.streams import (
+    STATE_WORDS,
+    choice_without_replacement,
+    floyd_applies,
+    integer,
+    seed_instance_stream,
+)
+from npgym.task import Task
+from npgym.tasks.tsp.generator import TSPConfig, draw_arrays
+from npgym.tasks.tsp.instance import TSPInstance
+from npgym.tasks.tsp.structured import TSPEpisode
+from npgym.vector import BatchedEpisode
+
+
+class TSPBatch(BatchedEpisode):
+    """B tours built city by city from city 0."""
+
+    episode = TSPEpisode
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        size = limits["n"]
+        self.buffers: dict[str, np.ndarray] = {
+            "distances": np.zeros((batch_size, size, size), np.int64),
+            "coordinates": np.zeros((batch_size, size, 2), np.int64),
+            "has_coordinates": np.zeros((batch_size, 1), np.int8),
+            "city_mask": np.zeros((batch_size, size), np.int8),
+            "visited": np.zeros((batch_size, size), np.int8),
+            "current": np.zeros((batch_size, 1), np.int64),
+            "tour": np.full((batch_size, size), -1, np.int64),
+            "action_mask": np.zeros((batch_size, size), np.int8),
+        }
+        self.city_count = np.zeros(batch_size, np.int64)
+        self.steps = np.zeros(batch_size, np.int64)
+        self.length = np.zeros(batch_size, np.int64)
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, TSPInstance)
+        coordinates = instance.coordinates
+        points = None if coordinates is None else np.array(coordinates, np.int64)
+        return {"distances": instance.matrix, "coordinates": points}
+
+    @classmethod
+    def draw(cls, task: Task[Any, Any], rng: np.random.Generator, config: BaseModel) -> Any:
+        assert isinstance(config, TSPConfig)
+        matrix, points = draw_arrays(rng, config)
+        return {"distances": matrix, "coordinates": points}
+
+    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
+        buffers = self.buffers
+        for slot, drawn in zip(slots, arrays, strict=True):
+            matrix = drawn["distances"]
+            n = matrix.shape[0]
+            buffers["distances"][slot] = 0
+            buffers["distances"][slot, :n, :n] = matrix
+            points = drawn["coordinates"]
+            has_points = points is not None
+            buffers["coordinates"][slot] = 0
+            if has_points:
+                buffers["coordinates"][slot, :n] = points
+            buffers["has_coordinates"][slot, 0] = has_points
+            self.city_count[slot] = n
+        self._restart(slots)
+
+    def _restart(self, slots: np.ndarray) -> None:
+        buffers = self.buffers
+        _restart(
+            np.asarray(slots, np.int64),
+            self.city_count,
+            buffers["city_mask"],
+            buffers["visited"],
+            buffers["current"],
+            buffers["tour"],
+            buffers["action_mask"],
+            self.steps,
+            self.length,
+        )
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, TSPConfig)
+        euclidean = config.metric == "euclidean"
+        if euclidean and not floyd_applies((config.grid + 1) ** 2, config.n_max):
+            return False
+        buffers = self.buffers
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.n_min,
+            config.n_max,
+            euclidean,
+            config.grid,
+            config.distance_min,
+            config.distance_max,
+            buffers["distances"],
+            buffers["coordinates"],
+            buffers["has_coordinates"],
+            self.city_count,
+        )
+        self._restart(slots)
+        return True
+
+    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        finished = np.zeros(self.batch_size, np.bool_)
+        illegal = np.zeros(self.batch_size, np.bool_)
+        buffers = self.buffers
+        _step(
+            actions,
+            active,
+            self.city_count,
+            buffers["distances"],
+            buffers["visited"],
+            buffers["current"],
+            buffers["tour"],
+            buffers["action_mask"],
+            self.steps,
+            self.length,
+            finished,
+            illegal,
+        )
+        return finished, illegal
+
+    def observation(self) -> dict[str, np.ndarray]:
+        return self.buffers
+
+    def objectives(self) -> np.ndarray:
+        return self.length.astype(np.float64)
+
+    def solution(self, slot: int) -> list[int]:
+        tour = self.buffers["tour"][slot, : self.steps[slot]].tolist()
+        return [*tour, tour[0]] if self.steps[slot] == self.city_count[slot] else tour
+
+
+@njit
+def _draw_into(
+    slots: np.ndarray,
+    seeds: np.ndarray,
+    key: int,
+    n_min: int,
+    n_max: int,
+    euclidean: bool,
+    grid: int,
+    distance_min: int,
+    distance_max: int,
+    distances: np.ndarray,
+    coordinates: np.ndarray,
+    has_coordinates: np.ndarray,
+    city_count: np.ndarray,
+) -> None:
+    """Each slot's instance as :func:`~npgym.tasks.tsp.generator.draw_arrays` draws it from
+    ``task.generate``'s stream for its seed, numpy's draws reproduced by :mod:`npgym.streams`."""
+    state = np.zeros(STATE_WORDS, np.uint64)
+    for index in range(slots.shape[0]):
+        slot = slots[index]
+        seed_instance_stream(seeds[index], key, state)
+        n = integer(state, n_min, n_max + 1)
+        distances[slot] = 0
+        coordinates[slot] = 0
+        has_coordinates[slot, 0] = euclidean
+        city_count[slot] = n
+        if euclidean:
+            side = grid + 1
+            cells = choice_without_replacement(state, side * side, n)
+            for i in range(n):
+                coordinates[slot, i, 0] = cells[i] // side
+                coordinates[slot, i, 1] = cells[i] % side
+            for i in range(n):
+                for j in range(n):
+                    dx = coordinates[slot, i, 0] - coordinates[slot, j, 0]
+                    dy = coordinates[slot, i, 1] - coordinates[slot, j, 1]
+                    distances[slot, i, j] = np.int64(
+                        np.rint(np.sqrt(np.float64(dx * dx + dy * dy)))
+                    )
+        else:
+            for i in range(n):
+                for j in range(n):
+                    draw = integer(state, distance_min, distance_max + 1)
+                    if j > i:
+                        distances[slot, i, j] = draw
+                        distances[slot, j, i] = draw
+
+
+@njit
+def _restart(
+    slots: np.ndarray,
+    city_count: np.ndarray,
+    city_mask: np.ndarray,
+    visited: np.ndarray,
+    current: np.ndarray,
+    tour: np.ndarray,
+    action_mask: np.ndarray,
+    steps: np.ndarray,
+    length: np.ndarray,
+) -> None:
+    """Empty tours standing on city 0 in ``slots``."""
+    for slot in slots:
+        n = city_count[slot]
+        for city in range(city_mask.shape[1]):
+            real = city < n
+            city_mask[slot, city] = real
+            visited[slot, city] = 0
+            tour[slot, city] = -1
+            action_mask[slot, city] = real and city > 0
+        visited[slot, 0] = 1
+        tour[slot, 0] = 0
+        current[slot, 0] = 0
+        steps[slot] = 1
+        length[slot] = 0
+
+
+@njit
+def _step(
+    actions: np.ndarray,
+    active: np.ndarray,
+    city_count: np.ndarray,
+    distances: np.ndarray,
+    visited: np.ndarray,
+    current: np.ndarray,
+    tour: np.ndarray,
+    action_mask: np.ndarray,
+    steps: np.ndarray,
+    length: np.ndarray,
+    finished: np.ndarray,
+    illegal: np.ndarray,
+) -> None:
+    """Move every active slot to its chosen city; flag finished tours and illegal moves."""
+    size = action_mask.shape[1]
+    for slot in range(actions.shape[0]):
+        if not active[slot]:
+            continue
+        city = actions[slot]
+        if city < 0 or city >= size or action_mask[slot, city] == 0:
+            illegal[slot] = True
+            action_mask[slot, :] = 0
+            continue
+        here = current[slot, 0]
+        length[slot] += distances[slot, here, city]
+        tour[slot, steps[slot]] = city
+        steps[slot] += 1
+        visited[slot, city] = 1
+        action_mask[slot, city] = 0
+        current[slot, 0] = city
+        if steps[slot] == city_count[slot]:
+            length[slot] += distances[slot, city, 0]
+            finished[slot] = True
+            action_mask[slot, :] = 0
