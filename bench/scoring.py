@@ -1,18 +1,23 @@
 """Scoring and loading speed, measured in one run on benchmark-tier instances.
 
-    python -m bench.scoring            # all tables
+    python -m bench.scoring            # all tables; exits 1 when a target is missed
     python -m bench.scoring --quick    # fewer repetitions
 
-Prints, per task: ``score()`` on an optimal completion and on a garbage one, ``score_many`` per
-completion against ``score()`` in a loop (a GRPO-like group of 16 completions whose reasoning
-differs and whose answers repeat, and a group of 16 distinct answers), ``from_json``, and the
-part of it spent in the instance's own validators (``from_json`` less the parse of a twin model
-with the same fields and no validators: pydantic's reading of the JSON is not counted). Then
-parsing throughput on long answers, the time to score 10 MB completions (only the last 1 MiB is
-scanned) and the import time of ``import npgym`` and of ``gym.make``. Goals (issue 10): garbage
-under 2 us, parsing at least 50 MB/s, ``score_many`` at least 5x faster per completion, a 10 MB
-completion under 1 s. Only public API is used, so the script also runs against older trees
-(``PYTHONPATH=old-tree python -m bench.scoring``) for before/after figures.
+Targets (issue 27), CPU time per completion, the best of five runs, per task:
+
+- ``score()`` on a distinct completion: at most :data:`DISTINCT_US` (3 us), for 16 completions
+  whose reasoning and answers all differ;
+- ``score_many`` on a GRPO group: at most :data:`REPEATED_US` (0.5 us) per completion, for 16
+  completions whose reasoning differs and whose 4 answers repeat;
+
+each both with an ``Answer:`` marker (``Answer: [...]``) and without one (the list written
+bare: a format failure). Then ``from_json`` and the part of it spent in the instance's own
+validators (``from_json`` less the parse of a twin model with the same fields and no
+validators), parsing throughput on long answers, the time to score 10 MB completions (only the
+last 1 MiB is scanned) and the import time of ``import npgym`` and of ``gym.make`` (goals of
+issue 10, printed: parsing at least 50 MB/s, a 10 MB completion under 1 s). Only public API is
+used, so the script also runs against older trees (``PYTHONPATH=old-tree python -m
+bench.scoring``) for before/after figures.
 """
 
 from __future__ import annotations
@@ -34,51 +39,63 @@ from npgym import answer
 from npgym.answer import extract_answer, parse_value
 
 REASONING = "Let me work through the constraints one at a time and check each candidate. " * 30
-GARBAGE = REASONING + "Answer: I am not sure."
+
+
+DISTINCT_US = 3.0
+"""Target: ``score()`` CPU microseconds per distinct completion."""
+REPEATED_US = 0.5
+"""Target: ``score_many`` CPU microseconds per completion of a group whose answers repeat."""
+GROUP = 16
 
 
 def per_call_us(function: Callable[[], object], number: int) -> float:
-    """Best of five runs of ``number`` calls, in microseconds per call."""
-    return min(timeit.repeat(function, number=number, repeat=5)) / number * 1e6
+    """Best of five runs of ``number`` calls, in CPU microseconds per call."""
+    return min(timeit.repeat(function, number=number, repeat=5, timer=time.process_time)) / (
+        number / 1e6
+    )
 
 
-def groups(task: npgym.Task, instance: npgym.Instance) -> tuple[list[str], list[str]]:
-    """A GRPO-like group (16 completions, 4 distinct answers, each reasoning different) and a
-    group of 16 distinct answers."""
+def groups(task: npgym.Task, instance: npgym.Instance, marker: bool) -> tuple[list[str], ...]:
+    """16 completions whose reasoning and answers all differ, and a GRPO-like group of 16 whose
+    reasoning differs and whose 4 answers repeat; the answers after ``Answer:`` or bare."""
     rng = np.random.default_rng(0)
     answers = [task.format_answer(task.greedy_solution(instance))]
-    answers += [task.format_answer(task.random_solution(instance, rng)) for _ in range(15)]
-    grpo = [f"Attempt {index}: " + REASONING + answers[index % 4] for index in range(16)]
-    distinct = [f"Attempt {index}: " + REASONING + answers[index] for index in range(16)]
-    return grpo, distinct
+    answers += [task.format_answer(task.random_solution(instance, rng)) for _ in range(GROUP - 1)]
+    if not marker:
+        answers = [text.replace("Answer: ", "so it is ") for text in answers]
+    distinct = [f"Attempt {index}: " + REASONING + answers[index] for index in range(GROUP)]
+    repeated = [f"Attempt {index}: " + REASONING + answers[index % 4] for index in range(GROUP)]
+    return distinct, repeated
 
 
-def many_ratio(
-    task: npgym.Task, instance: npgym.Instance, reference: npgym.Reference, group: list[str]
-) -> float:
-    """Time per completion of ``score()`` in a loop divided by that of ``score_many``."""
-    loop = per_call_us(lambda: [task.score(instance, text, reference) for text in group], 50)
-    many = per_call_us(lambda: task.score_many(instance, group, reference), 50)
-    return loop / many
-
-
-def task_row(name: str, number: int) -> str:
+def task_row(name: str, number: int) -> tuple[str, list[str]]:
+    """The task's line of the table and the targets it misses."""
     task = npgym.get_task(name)
     instance = task.generate(0, tier="benchmark")
     reference = task.reference(instance, exact=False)
-    optimal = REASONING + task.format_answer(reference.solution)
-    assert task.score(instance, optimal, reference).feasible
-    score_us = per_call_us(lambda: task.score(instance, optimal, reference), number)
-    garbage_us = per_call_us(lambda: task.score(instance, GARBAGE, reference), number)
-    grpo, distinct = (many_ratio(task, instance, reference, g) for g in groups(task, instance))
+    figures, misses = [], []
+    for marker in (False, True):
+        distinct, repeated = groups(task, instance, marker)
+        scores = task.score_many(instance, distinct, reference)
+        assert all(score.format_ok == marker for score in scores), name  # verified iff marked
+        loop = per_call_us(
+            lambda group=distinct: [task.score(instance, t, reference) for t in group], number
+        )
+        many = per_call_us(
+            lambda group=repeated: task.score_many(instance, group, reference), number
+        )
+        figures += [loop / GROUP, many / GROUP]
+        where = "with" if marker else "without"
+        if loop / GROUP > DISTINCT_US:
+            misses.append(f"{name} distinct {where} Answer: {loop / GROUP:.2f} us > {DISTINCT_US}")
+        if many / GROUP > REPEATED_US:
+            misses.append(f"{name} repeated {where} Answer: {many / GROUP:.2f} us > {REPEATED_US}")
     text = instance.to_json()
     twin = validator_free_twin(task.instance_type)
-    json_us = per_call_us(lambda: task.from_json(text), max(number // 10, 10))
-    twin_us = per_call_us(lambda: twin.model_validate_json(text), max(number // 10, 10))
-    return (
-        f"{name:18s} {score_us:9.1f} {garbage_us:10.2f} {grpo:13.1f} {distinct:17.1f}"
-        f" {json_us:12.1f} {json_us - twin_us:13.1f}"
-    )
+    json_us = per_call_us(lambda: task.from_json(text), max(number, 10))
+    twin_us = per_call_us(lambda: twin.model_validate_json(text), max(number, 10))
+    cells = " ".join(f"{figure:9.2f}" for figure in figures)
+    return f"{name:18s} {cells} {json_us:12.1f} {json_us - twin_us:13.1f}", misses
 
 
 def validator_free_twin(instance_type: type[pydantic.BaseModel]) -> type[pydantic.BaseModel]:
@@ -91,11 +108,21 @@ def validator_free_twin(instance_type: type[pydantic.BaseModel]) -> type[pydanti
     return pydantic.create_model(f"Twin{instance_type.__name__}", __config__=config, **fields)
 
 
-def task_table(number: int) -> None:
-    header = f"{'task':18s} {'score us':>9s} {'garbage us':>10s} {'many x (GRPO)':>13s}"
-    print(header + f" {'many x (distinct)':>17s} {'from_json us':>12s} {'validators us':>13s}")
+def task_table(number: int) -> list[str]:
+    """Print the per-task table (CPU us per completion); the targets missed."""
+    print(
+        f"CPU us per completion, best of 5; targets: distinct <= {DISTINCT_US}, "
+        f"repeated (GRPO group of {GROUP}, 4 answers) <= {REPEATED_US}"
+    )
+    print(f"{'':18s} {'no Answer: marker':^19s} {'with Answer:':^19s}")
+    header = f"{'task':18s} {'distinct':>9s} {'repeated':>9s} {'distinct':>9s} {'repeated':>9s}"
+    print(header + f" {'from_json us':>12s} {'validators us':>13s}")
+    misses: list[str] = []
     for name in npgym.list_tasks():
-        print(task_row(name, number), flush=True)
+        line, missed = task_row(name, number)
+        print(line, flush=True)
+        misses += missed
+    return misses
 
 
 def parse_throughput() -> None:
@@ -146,13 +173,18 @@ def import_times(runs: int = 3) -> None:
 
 
 def main() -> None:
+    """Print every table; exit 1 when a scoring target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = parser.parse_args()
-    task_table(200 if args.quick else 1000)
+    misses = task_table(20 if args.quick else 100)
     parse_throughput()
     long_completions()
     import_times()
+    for miss in misses:
+        print(f"MISSED: {miss}")
+    if misses:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

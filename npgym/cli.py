@@ -336,7 +336,22 @@ def import_np_engine(**values: Any) -> None:
     "--compare",
     nargs=2,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Show two report.json files side by side instead.",
+    help="Show two report.json files side by side instead (and draw them into "
+    "<output>/compare.png, default ./compare.png).",
+)
+@click.option(
+    "--gallery/--no-gallery",
+    default=True,
+    show_default=True,
+    help="Draw each task's worst and best answer into report.md (most of a fast eval's time).",
+)
+@click.option(
+    "--plot-style",
+    type=click.Choice(["bars", "shortfall"]),
+    default="bars",
+    show_default=True,
+    help="report.png: SR and AR on a 0-1 axis, or their shortfall from 1 on a log scale "
+    "(tells 0.99 from 0.999, for near-perfect agents).",
 )
 def eval_command(**values: Any) -> None:
     """Score completions on a built DATASET: Success Rate and Average Ratio per task, category

@@ -171,6 +171,10 @@ class EvalOptions(Options):
     no_verify: bool = False
     deep: bool = False
     compare: tuple[Path, Path] | None = None
+    gallery: bool = True
+    """Draw each task's worst and best answer into report.md (the numbers never depend on it)."""
+    plot_style: Literal["bars", "shortfall"] = "bars"
+    """report.png: SR and AR on a 0-1 axis, or their shortfall from 1 on a log scale."""
 
     @model_validator(mode="after")
     def _one_source(self) -> EvalOptions:
@@ -431,13 +435,20 @@ def run_import_np_engine(options: ImportOptions) -> None:
 
 def run_eval(options: EvalOptions) -> None:
     """Score completions on a built dataset and write report.json, report.md and report.png;
-    with ``compare``, print two reports side by side instead. Fails when instances got no
-    answer, unless ``allow_missing``."""
+    with ``compare``, print two reports side by side and draw them side by side in compare.png
+    (in ``output``, default the current folder) instead. Fails when instances got no answer,
+    unless ``allow_missing``."""
     from npgym.npbench import evaluate as evaluation
     from npgym.npbench.build import load_manifest, read_dataset
 
     if options.compare:
-        print(evaluation.compare(*(evaluation.read_report(path) for path in options.compare)))
+        from npgym.npbench.plots import plot_compare
+
+        reports = [evaluation.read_report(path) for path in options.compare]
+        print(evaluation.compare(*reports))
+        folder = options.output or Path()
+        folder.mkdir(parents=True, exist_ok=True)
+        _say(f"picture: {plot_compare(reports, folder / 'compare.png', options.plot_style)}")
         return
     assert options.dataset is not None  # EvalOptions insists on it without compare
     dataset = options.dataset
@@ -467,7 +478,10 @@ def run_eval(options: EvalOptions) -> None:
         _say(f"warning: {warning}")
     from npgym.npbench.report import write_report
 
-    paths = write_report(report, folder, rows, texts)
+    if options.gallery:
+        paths = write_report(report, folder, rows, texts, options.plot_style)
+    else:
+        paths = write_report(report, folder, style=options.plot_style)
     print(evaluation.markdown(report))
     _say(f"report: {', '.join(str(p) for p in paths)}")
     missing = report["problems"]["missing_completions"]

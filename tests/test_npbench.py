@@ -298,6 +298,14 @@ def test_cli_build_eval_export_and_compare(tmp_path: Path) -> None:
         "![TSP best](gallery/TSP-best.png)" in (folder / "eval-heuristic" / "report.md").read_text()
     )
     assert (folder / "eval-heuristic" / "gallery" / "TSP-worst.png").exists()
+    plain = tmp_path / "no-gallery"
+    result = runner.invoke(
+        main, ["eval", str(folder), "--agent", "heuristic", "--no-gallery", "-o", str(plain)]
+    )
+    assert result.exit_code == 0, result.output
+    # the gallery only draws: the numbers are the same without it
+    assert (plain / "report.json").read_bytes() == heuristic_report.read_bytes()
+    assert not (plain / "gallery").exists() and "Gallery" not in (plain / "report.md").read_text()
     completions = tmp_path / "c.jsonl"
     rows = list(read_dataset(folder))
     completions.write_text(
@@ -310,10 +318,10 @@ def test_cli_build_eval_export_and_compare(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "2 instances had no completion" in (tmp_path / "r" / "report.md").read_text()
     assert "| TSP | 1 | 2 | 1.000 |" in result.output  # missing answers are not scored
-    result = runner.invoke(
-        main, ["eval", "--compare", str(heuristic_report), str(tmp_path / "r" / "report.json")]
-    )
+    pair = [str(heuristic_report), str(tmp_path / "r" / "report.json")]
+    result = runner.invoke(main, ["eval", "--compare", *pair, "-o", str(tmp_path / "cmp")])
     assert result.exit_code == 0 and "| overall |" in result.output
+    assert (tmp_path / "cmp" / "compare.png").read_bytes().startswith(b"\x89PNG")
     result = runner.invoke(
         main, ["export", str(folder), "--format", "verl", "-o", str(tmp_path / "v.parquet")]
     )

@@ -1,13 +1,15 @@
-"""The near-1 report plot and the per-tier metrics behind it."""
+"""The report pictures (bars, shortfall, comparison) and the per-tier metrics behind them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import npgym
 from npgym.npbench.evaluate import Completions, evaluate
-from npgym.npbench.plots import plot_gaps, tier_metrics, write_gallery
-from npgym.records import make_record
+from npgym.npbench.plots import plot_compare, plot_report, tier_metrics, write_gallery
+from npgym.records import make_record, record_reference
 
 
 def rows_and_answers() -> tuple[list[dict], dict[str, list[str]]]:
@@ -37,14 +39,50 @@ def test_tier_metrics_group_by_tier_and_count_missing_answers() -> None:
     assert (easy["instances"], easy["missing"], easy["format_rate"]) == (2, 1, 1.0)
 
 
-def test_plot_gaps_writes_a_png_with_or_without_tiers(tmp_path: Path) -> None:
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's header."""
+    header = path.read_bytes()[:24]
+    assert header.startswith(b"\x89PNG")
+    return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+
+
+def test_report_picture_draws_the_tier_panel_only_for_several_tiers(tmp_path: Path) -> None:
     rows, texts = rows_and_answers()
     report = evaluate(rows, Completions(texts), source="test")
     assert report["tiers"] == tier_metrics(rows, Completions(texts))
-    with_tiers = plot_gaps(report, tmp_path / "tiers.png").read_bytes()
-    without = plot_gaps({**report, "tiers": {}}, tmp_path / "categories.png").read_bytes()
-    assert without.startswith(b"\x89PNG") and with_tiers.startswith(b"\x89PNG")
-    assert without != with_tiers
+    _, with_tiers = png_size(plot_report(report, tmp_path / "tiers.png"))
+    one_tier = {**report, "tiers": {"easy": report["tiers"]["easy"]}}
+    _, without = png_size(plot_report(one_tier, tmp_path / "one.png"))
+    assert without < with_tiers
+    _, none = png_size(plot_report({**report, "tiers": {}}, tmp_path / "none.png"))
+    assert none == without
+
+
+def test_report_picture_styles_differ_and_unknown_ones_are_refused(tmp_path: Path) -> None:
+    rows, texts = rows_and_answers()
+    report = evaluate(rows, Completions(texts), source="test")
+    bars = plot_report(report, tmp_path / "bars.png").read_bytes()
+    shortfall = plot_report(report, tmp_path / "gaps.png", "shortfall").read_bytes()
+    assert bars != shortfall
+    with pytest.raises(ValueError, match="unknown plot style"):
+        plot_report(report, tmp_path / "x.png", "log")  # type: ignore[arg-type]
+
+
+def test_compare_picture_puts_reports_side_by_side(tmp_path: Path) -> None:
+    rows, texts = rows_and_answers()
+    first = evaluate(rows, Completions(texts), source="first")
+    task = npgym.get_task("Knapsack")
+    optimal = {
+        row["id"]: [task.format_answer(reference.solution)]
+        for row in rows
+        if (reference := record_reference(row)) is not None
+    }
+    oracle = evaluate(rows, Completions(optimal), source="oracle")
+    two = plot_compare([first, oracle], tmp_path / "two.png")
+    three = plot_compare([first, oracle, first], tmp_path / "three.png")
+    assert png_size(two) == png_size(three) and two.read_bytes() != three.read_bytes()
+    with pytest.raises(ValueError, match="at least two reports"):
+        plot_compare([first], tmp_path / "one.png")
 
 
 def test_gallery_draws_the_worst_and_best_answer_of_each_task(tmp_path: Path) -> None:

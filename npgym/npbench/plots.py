@@ -1,30 +1,38 @@
-"""Report plots that still say something when every score is close to 1.
+"""Report pictures: plain bars by default, the log-shortfall view for near-perfect agents.
 
-:func:`plot_gaps` draws, per task and overall, how far Success Rate and Average Ratio fall
-short of 1 on a log scale (0.99 and 0.999 look different; a perfect score is marked as such,
-with each value written on its bar), and SR and AR per tier on an axis zoomed to the data.
-:func:`tier_metrics` gives the per-tier figures from the rows and completions (scoring is cheap:
-references come from the rows). :func:`write_gallery` draws the worst and the best answer of
-each task (:mod:`npgym.render`) and returns the markdown that shows them.
-``evaluate.evaluate`` puts the per-tier figures in every report and ``report.write_report``
-draws ``report.png`` with :func:`plot_gaps` and appends the gallery to ``report.md``.
+:func:`plot_report` draws ``report.png``: per task and overall, Success Rate and Average Ratio
+on a 0-1 axis with each value written on its bar (``style="bars"``, the default), or how far
+they fall short of 1 on a log scale (``style="shortfall"``: 0.99 and 0.999 look different; a
+perfect score is marked as such). A second panel shows SR and AR per tier, only when the report
+has several tiers. :func:`plot_compare` draws several reports side by side (grouped bars, one
+colour per model), SR above and AR below. :func:`tier_metrics` gives the per-tier figures from
+the rows and completions (scoring is cheap: references come from the rows).
+:func:`write_gallery` draws the worst and the best answer of each task (:mod:`npgym.render`)
+and returns the markdown that shows them. ``evaluate.evaluate`` puts the per-tier figures in
+every report and ``report.write_report`` draws ``report.png`` and, when asked, the gallery.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from npgym.npbench.evaluate import Completions, by_tier, reported_ks, score_rows
 from npgym.records import record_instance, record_reference
 from npgym.results import Score
 from npgym.task import Task
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+PlotStyle = Literal["bars", "shortfall"]
+PLOT_STYLES: tuple[PlotStyle, ...] = ("bars", "shortfall")
 GAP_FLOOR = 1e-3
-"""Gaps below this (scores above 0.999) are drawn at this height and labelled as perfect."""
+"""Shortfall view: gaps below this (scores above 0.999) are drawn at this height, as perfect."""
+METRICS = (("success_rate", "Success Rate"), ("average_ratio", "Average Ratio"))
 
 
 def tier_metrics(rows: Iterable[Mapping[str, Any]], completions: Completions) -> dict[str, Any]:
@@ -39,75 +47,144 @@ def tier_metrics(rows: Iterable[Mapping[str, Any]], completions: Completions) ->
     }
 
 
-def plot_gaps(report: Mapping[str, Any], path: str | Path) -> Path:
-    """Write the near-1 view of ``report`` (an ``evaluate`` report; its ``tiers`` section,
-    from :func:`tier_metrics`, is used when present, else its categories) as a PNG.
+def plot_report(report: Mapping[str, Any], path: str | Path, style: PlotStyle = "bars") -> Path:
+    """Write ``report`` (an ``evaluate`` report) as a PNG: SR and AR per task and overall, and
+    per tier in a second panel when the report's ``tiers`` section holds several tiers.
 
     A task with missing answers says how many under its name; a group without any scored
     instance (every answer missing) gets no bar and the label "no answers"."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    groups = [*report["tasks"].values(), report["overall"]]
-    names = [
-        name + (f" ({group['missing']} missing)" if group.get("missing") else "")
-        for name, group in zip([*report["tasks"], "overall"], groups, strict=True)
-    ]
-    figure = Figure(figsize=(max(7.0, 0.8 * len(names) + 2.5), 7.0), dpi=120)
+    _check_style(style)
+    names, groups = _groups(report)
+    tiers = report.get("tiers") or {}
+    panels = 2 if len(tiers) > 1 else 1
+    height = 4.8 + (2.8 if panels == 2 else 0.0)
+    figure = Figure(figsize=(max(7.0, 0.9 * len(names) + 2.5), height), dpi=120)
     FigureCanvasAgg(figure)
-    gap_axes, tier_axes = figure.subplots(2, 1, height_ratios=(3, 2))
-    width = 0.38
-    for offset, key, label in (
-        (-width / 2, "success_rate", "SR"),
-        (width / 2, "average_ratio", "AR"),
-    ):
-        values = [_rate(group[key]) for group in groups]
-        heights = [max(1.0 - value, GAP_FLOOR) for value in values]
-        spots = [index + offset for index in range(len(names))]
-        gap_axes.bar(spots, heights, width, label=f"1 - {label}")
-        for spot, value, height in zip(spots, values, heights, strict=True):
-            text = f"{label} 1" if value >= 1.0 else f"{label} {value:.3f}"
-            if math.isnan(value):
-                text, height = f"{label}: no answers", GAP_FLOOR
-            gap_axes.text(
-                spot, height * 1.15, text, ha="center", va="bottom", fontsize=6, rotation=90
-            )
-    gap_axes.set_yscale("log")
-    gap_axes.set_ylim(GAP_FLOOR * 0.8, 2.0)
-    gap_axes.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
-    gap_axes.set_ylabel("shortfall from 1 (log scale)")
-    gap_axes.set_title(
-        f"NP-Bench: {report['source']}: lower is better; bars at {GAP_FLOOR:g} are perfect",
-        fontsize=9,
+    axes = figure.subplots(panels, 1, squeeze=False, height_ratios=(3, 2)[:panels])[:, 0]
+    series = [(label, [_rate(group[key]) for group in groups]) for key, label in METRICS]
+    _bars(axes[0], names, series, style)
+    axes[0].set_title(
+        f"NP-Bench, {report['source']}: Success Rate and Average Ratio per task "
+        f"({_explain(style)})",
+        fontsize=10,
     )
-    gap_axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    sections = report.get("tiers") or report["categories"]
-    kind = "tier" if report.get("tiers") else "category"
-    labels = list(sections)
-    rates: list[list[float]] = [
-        [_rate(sections[name][key]) for name in labels] for key in ("success_rate", "average_ratio")
-    ]
-    low = min((v for row in rates for v in row if not math.isnan(v)), default=0.0)
-    bottom = max(0.0, (int(low * 20) - 1) / 20)
-    for offset, row, label in ((-width / 2, rates[0], "SR"), (width / 2, rates[1], "AR")):
-        spots = [index + offset for index in range(len(labels))]
-        tier_axes.bar(spots, row, width, label=label)
-        for spot, value in zip(spots, row, strict=True):
-            if math.isnan(value):
-                tier_axes.text(spot, bottom, "no answers", ha="center", va="bottom", fontsize=6)
-            else:
-                tier_axes.text(spot, value, f"{value:.3f}", ha="center", va="bottom", fontsize=6)
-    tier_axes.set_ylim(bottom, 1.0 + (1.0 - bottom) * 0.12)
-    tier_axes.set_xticks(range(len(labels)), labels, fontsize=8)
-    tier_axes.set_title(
-        f"SR and AR per {kind}" + (f" (axis starts at {bottom:.2f})" if bottom > 0 else ""),
-        fontsize=9,
-    )
-    tier_axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    if panels == 2:
+        labels = list(tiers)
+        per_tier = [(label, [_rate(tiers[t][key]) for t in labels]) for key, label in METRICS]
+        _bars(axes[1], labels, per_tier, style)
+        axes[1].set_title("Success Rate and Average Ratio per tier", fontsize=10)
     figure.tight_layout()
     target = Path(path)
     figure.savefig(target)
     return target
+
+
+def plot_compare(
+    reports: Sequence[Mapping[str, Any]], path: str | Path, style: PlotStyle = "bars"
+) -> Path:
+    """Write several reports side by side as a PNG: Success Rate per task and overall above,
+    Average Ratio below, one bar (and colour) per report, named by its ``source``.
+
+    Tasks are the union of the reports' tasks, in first-seen order; a task that a report lacks
+    gets no bar and the label "no answers"."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    _check_style(style)
+    if len(reports) < 2:
+        raise ValueError(f"comparing needs at least two reports, got {len(reports)}")
+    tasks = list(dict.fromkeys(name for report in reports for name in report["tasks"]))
+    names = [*tasks, "overall"]
+    width_per_group = 0.9 + 0.35 * (len(reports) - 2)
+    figure = Figure(figsize=(max(7.0, width_per_group * len(names) + 3.0), 9.0), dpi=120)
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(2, 1)
+    for axis, (key, label) in zip(axes, METRICS, strict=True):
+        series = [
+            (
+                str(report["source"]),
+                [_rate((report["tasks"].get(name) or {}).get(key)) for name in tasks]
+                + [_rate(report["overall"][key])],
+            )
+            for report in reports
+        ]
+        _bars(axis, names, series, style)
+        axis.set_title(f"{label} per task, model by model ({_explain(style)})", fontsize=10)
+    figure.tight_layout()
+    target = Path(path)
+    figure.savefig(target)
+    return target
+
+
+def _check_style(style: str) -> None:
+    if style not in PLOT_STYLES:
+        raise ValueError(f"unknown plot style {style!r}: use one of {', '.join(PLOT_STYLES)}")
+
+
+def _explain(style: PlotStyle) -> str:
+    if style == "bars":
+        return "higher is better, 1 is perfect"
+    return f"shortfall from 1, log scale: lower is better; bars at {GAP_FLOOR:g} are perfect"
+
+
+def _groups(report: Mapping[str, Any]) -> tuple[list[str], list[Mapping[str, Any]]]:
+    """The bar groups of a report, per task then overall, with missing answers in the names."""
+    groups = [*report["tasks"].values(), report["overall"]]
+    names = [
+        name + (f"\n({group['missing']} missing)" if group.get("missing") else "")
+        for name, group in zip([*report["tasks"], "overall"], groups, strict=True)
+    ]
+    return names, groups
+
+
+def _bars(
+    axis: Axes, names: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], style: str
+) -> None:
+    """Grouped bars, one group per name and one bar per series, each value written on its bar.
+
+    ``bars``: the value on a 0-1 axis. ``shortfall``: ``1 - value`` on a log axis, floored at
+    :data:`GAP_FLOOR`. A NaN value (nothing scored) gets no bar and the label "no answers"."""
+    width = 0.8 / len(series)
+    crowded = len(series) > 2
+    for number, (label, values) in enumerate(series):
+        spots = [index + (number - (len(series) - 1) / 2) * width for index in range(len(names))]
+        if style == "bars":
+            heights = [0.0 if math.isnan(v) else v for v in values]
+        else:
+            heights = [GAP_FLOOR if math.isnan(v) else max(1.0 - v, GAP_FLOOR) for v in values]
+        axis.bar(spots, heights, width * 0.95, label=label)
+        for spot, value, height in zip(spots, values, heights, strict=True):
+            text = "no answers" if math.isnan(value) else _value(value, style)
+            top = height * 1.12 if style == "shortfall" else height + 0.01
+            vertical = crowded or text == "no answers" or style == "shortfall"
+            axis.text(
+                spot,
+                top,
+                text,
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                rotation=90 if vertical else 0,
+            )
+    axis.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+    if style == "bars":
+        axis.set_ylim(0.0, 1.18)
+        axis.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
+        axis.axhline(1.0, color="grey", lw=0.6, ls=":")
+    else:
+        axis.set_yscale("log")
+        axis.set_ylim(GAP_FLOOR * 0.8, 5.0)
+        axis.set_ylabel("shortfall from 1 (log scale)", fontsize=8)
+    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
+def _value(value: float, style: str) -> str:
+    if value >= 1.0:
+        return "1" if style == "bars" else "1 (perfect)"
+    return f"{value:.3f}"
 
 
 def _rate(value: float | None) -> float:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from npgym.npbench.evaluate import Completions, Report, markdown
-from npgym.npbench.plots import plot_gaps, write_gallery
+from npgym.npbench.plots import PlotStyle, plot_report, write_gallery
 
 
 def write_report(
@@ -18,10 +18,12 @@ def write_report(
     folder: str | Path,
     rows: Sequence[Mapping[str, Any]] | None = None,
     completions: Completions | None = None,
+    style: PlotStyle = "bars",
 ) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and ``report.png`` (:func:`plot_gaps`) into
-    ``folder``; given the ``rows`` and ``completions`` too, ``report.md`` ends with a gallery of
-    each task's worst and best answer (PNGs in ``folder/gallery/``)."""
+    """Write ``report.json``, ``report.md`` and ``report.png`` (:func:`plot_report` in
+    ``style``) into ``folder``; given the ``rows`` and ``completions`` too, ``report.md`` ends
+    with a gallery of each task's worst and best answer (PNGs in ``folder/gallery/``). The
+    gallery only draws: the numbers never depend on it."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "report.json", out / "report.md", out / "report.png"]
@@ -30,5 +32,5 @@ def write_report(
     if rows is not None and completions is not None:
         text += "\n" + write_gallery(rows, completions, out)
     paths[1].write_text(text)
-    plot_gaps(report, paths[2])
+    plot_report(report, paths[2], style)
     return paths
