@@ -101,6 +101,30 @@ def wrong_then_right() -> Iterator[FakeServer]:
     yield from _serve(WRONG)
 
 
+def test_taskset_limits_at_and_past_the_bounds() -> None:
+    from pydantic import ValidationError
+
+    from npgym.datasets import MAX_COUNT
+    from npgym.integrations.verifiers import NPGymTasksetConfig
+
+    assert NPGymTasksetConfig(n=MAX_COUNT, max_attempts=100).n == MAX_COUNT
+    for bad in ({"n": MAX_COUNT + 1}, {"n": 0}, {"max_attempts": 0}, {"max_attempts": 101}):
+        with pytest.raises(ValidationError):
+            NPGymTasksetConfig(**bad)
+    with pytest.raises(ValidationError):
+        NPGymTasksetConfig(reward_policy="mean")
+
+
+def test_npgym_exports_exactly_one_taskset_harness_and_env() -> None:
+    from verifiers.v1.utils.loaders import environment_class, harness_class, taskset_class
+
+    from npgym.integrations.verifiers import NPGymEnv, NPGymHarness, NPGymTaskset
+
+    assert taskset_class("npgym") is NPGymTaskset
+    assert harness_class("npgym") is NPGymHarness
+    assert environment_class("npgym", "") is NPGymEnv
+
+
 def _vf_eval(server: FakeServer, taskset_args: dict[str, str], output: Path) -> list[dict]:
     """The traces of ``vf-eval npgym`` over the fake server."""
     vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).parent / "vf-eval")

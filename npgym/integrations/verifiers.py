@@ -34,7 +34,7 @@ from pydantic import Field, model_validator
 from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.runtimes import ProgramResult
 
-from npgym.datasets import ReferenceMode
+from npgym.datasets import MAX_COUNT, ReferenceMode
 from npgym.instance import Instance
 from npgym.integrations.trl import make_dataset
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
@@ -43,8 +43,6 @@ from npgym.results import Reference
 from npgym.reward import DEFAULT_REWARD
 from npgym.task import Task
 
-MAX_TASKSET_ROWS = 100_000
-"""Most instances one taskset generates (``--env.taskset.n``)."""
 MODEL_CALL_TIMEOUT_S = 600.0
 """How long the harness waits for one chat completion."""
 
@@ -54,7 +52,7 @@ class NPGymTasksetConfig(vf.TasksetConfig):
 
     problem: str = Field("Knapsack", description="npgym task name, e.g. TSP")
     tier: str = Field("easy", description="difficulty tier")
-    n: int = Field(50, ge=1, le=MAX_TASKSET_ROWS, description="number of instances")
+    n: int = Field(50, ge=1, le=MAX_COUNT, description="number of instances")
     seed: int = Field(0, description="seed of the instance stream")
     max_attempts: int = Field(1, description="answers per episode; 1: single turn")
     reward_policy: RewardPolicy = "best"
@@ -221,7 +219,6 @@ class NPGymHarness(vf.Harness[NPGymHarnessConfig]):
 
 
 __all__ = [
-    "MAX_TASKSET_ROWS",
     "NPGymData",
     "NPGymEnv",
     "NPGymEnvConfig",
