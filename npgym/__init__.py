@@ -14,13 +14,18 @@ from npgym.reward import RewardConfig
 from npgym.task import Task
 from npgym.version import __version__
 
+VERIFIERS_EXPORTS = ("NPGymEnv", "NPGymHarness", "NPGymTaskset")
+"""verifiers 0.4's taskset, harness and env (``vf-eval npgym``), imported only when asked for."""
 
-def load_environment(**env_args: Any) -> Any:
-    """The ``verifiers`` environment entry (``vf-eval npgym -a '{"task": "TSP"}'``); see
-    :mod:`npgym.integrations.verifiers` (``pip install "npgym[verifiers]"``)."""
-    from npgym.integrations.verifiers import load_environment as load
 
-    return load(**env_args)
+def __getattr__(name: str) -> Any:
+    """The verifiers exports, from :mod:`npgym.integrations.verifiers`
+    (``pip install "npgym[verifiers]"``); verifiers finds them through ``__all__``."""
+    if name in VERIFIERS_EXPORTS:
+        from npgym.integrations import verifiers
+
+        return getattr(verifiers, name)
+    raise AttributeError(f"module 'npgym' has no attribute {name!r}")
 
 
 import npgym.families  # noqa: E402, F401  (connects the task families to the registry)
@@ -38,8 +43,8 @@ __all__ = [
     "env_id",
     "get_task",
     "list_tasks",
-    "load_environment",
     "register_task",
+    *VERIFIERS_EXPORTS,
 ]
 
 register_envs()

@@ -23,6 +23,7 @@ HEAVY = (
     "networkx",
     "torch",
     "datasets",
+    "verifiers",  # npgym exports verifiers' taskset classes lazily (vf-eval npgym)
 )
 
 

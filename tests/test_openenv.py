@@ -116,6 +116,21 @@ def test_an_episode_through_the_openenv_client(server: str) -> None:
         assert (state.seed, state.step_count, state.attempts) == (3, 1, 1)
 
 
+def test_schema_publishes_the_state_and_the_mode_stays_simulation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fastapi.testclient import TestClient
+
+    monkeypatch.setenv("OPENENV_MODE", "production")  # would drop /reset, /step and /state
+    app = create_server_app("npgym/Knapsack-easy", workers=0)
+    paths = {getattr(route, "path", None) for route in app.routes}
+    assert {"/reset", "/step", "/state", "/ws"} <= paths
+    with TestClient(app) as client:
+        schema = client.get("/schema").json()
+    assert {"env_id", "task", "seed", "attempts"} <= set(schema["state"]["properties"])
+    assert "text" in schema["action"]["properties"]
+
+
 def test_multi_turn_repair_gives_feedback_and_another_try(repair_server: str) -> None:
     with NPGymClient(base_url=repair_server).sync() as env:
         env.reset(seed=5)

@@ -1,5 +1,6 @@
-"""The verifiers environment, run through verifiers' own ``vf-eval`` against a local fake
-OpenAI-compatible server: its rewards must equal ``task.score`` (and the repair episode's)."""
+"""The verifiers 0.4 taskset, run through verifiers' own ``vf-eval npgym`` against a local fake
+OpenAI-compatible server, offline: its rewards must equal ``task.score`` (and the repair
+episode's)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ pytest.importorskip(
 )
 
 TASK = npgym.get_task("Knapsack")
-ENV_ARGS = {"task": "Knapsack", "tier": "easy", "n": 3, "reference": "heuristic"}
+TASKSET_ARGS = {"problem": "Knapsack", "tier": "easy", "n": "3", "reference": "heuristic"}
 WRONG = "Let me try.\nAnswer: [0, 0]"
 
 
@@ -100,40 +101,75 @@ def wrong_then_right() -> Iterator[FakeServer]:
     yield from _serve(WRONG)
 
 
-def _vf_eval(server: FakeServer, env_args: dict, output: Path) -> list[dict]:
+def test_taskset_limits_at_and_past_the_bounds() -> None:
+    from pydantic import ValidationError
+
+    from npgym.datasets import MAX_COUNT
+    from npgym.integrations.verifiers import NPGymTasksetConfig
+
+    assert NPGymTasksetConfig(n=MAX_COUNT, max_attempts=100).n == MAX_COUNT
+    for bad in ({"n": MAX_COUNT + 1}, {"n": 0}, {"max_attempts": 0}, {"max_attempts": 101}):
+        with pytest.raises(ValidationError):
+            NPGymTasksetConfig(**bad)
+    with pytest.raises(ValidationError):
+        NPGymTasksetConfig(reward_policy="mean")
+
+
+def test_npgym_exports_exactly_one_taskset_harness_and_env() -> None:
+    from verifiers.v1.utils.loaders import environment_class, harness_class, taskset_class
+
+    from npgym.integrations.verifiers import NPGymEnv, NPGymHarness, NPGymTaskset
+
+    assert taskset_class("npgym") is NPGymTaskset
+    assert harness_class("npgym") is NPGymHarness
+    assert environment_class("npgym", "") is NPGymEnv
+
+
+def _vf_eval(server: FakeServer, taskset_args: dict[str, str], output: Path) -> list[dict]:
+    """The traces of ``vf-eval npgym`` over the fake server."""
     vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).parent / "vf-eval")
-    command = [vf_eval, "npgym", "-a", json.dumps(env_args), "-m", "fake", "-b", server.url]
-    command += ["-k", "NPGYM_FAKE_KEY", "-n", "3", "-r", "1", "-s", "-d", "-o", str(output)]
+    command = [vf_eval, "npgym", "-m", "fake", "-n", "3", "-r", "1", "--no-push", "-o", str(output)]
+    command += ["--client.base-url", server.url, "--client.api-key-var", "NPGYM_FAKE_KEY"]
+    for key, value in taskset_args.items():
+        command += [f"--env.taskset.{key.replace('_', '-')}", value]
     result = subprocess.run(
         command,
         capture_output=True,
         text=True,
         timeout=600,
-        env={"NPGYM_FAKE_KEY": "x", "PATH": str(Path(sys.executable).parent)},
+        env={"NPGYM_FAKE_KEY": "x", "PATH": str(Path(sys.executable).parent), "HOME": str(output)},
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    files = sorted(output.rglob("results.jsonl"))
-    assert files, f"vf-eval saved no results under {output}: {result.stdout[-2000:]}"
-    return [json.loads(line) for line in files[-1].read_text().splitlines()]
+    files = sorted(output.rglob("traces.jsonl"))
+    assert files, f"vf-eval saved no traces under {output}: {result.stdout[-2000:]}"
+    episodes = [json.loads(line) for line in files[-1].read_text().splitlines()]
+    traces = [trace for episode in episodes for trace in episode["traces"]]
+    for trace in traces:
+        assert not trace["errors"], trace["errors"]
+    return traces
+
+
+def _reward(trace: dict) -> float:
+    return trace["rewards"]["npgym_reward"]["score"]
 
 
 def test_single_turn_rewards_equal_task_score(wrong_then_right: FakeServer, tmp_path: Path) -> None:
-    results = _vf_eval(wrong_then_right, ENV_ARGS, tmp_path / "single")
-    assert len(results) == 3
-    for result in results:
-        instance = TASK.from_json(result["info"]["instance"])
+    traces = _vf_eval(wrong_then_right, TASKSET_ARGS, tmp_path / "single")
+    assert len(traces) == 3
+    for trace in traces:
+        instance = TASK.from_json(trace["task"]["data"]["instance"])
         reference = TASK.reference(instance, exact=False)
         expected = TASK.score(instance, WRONG, reference)
-        assert result["reward"] == expected.reward == -0.5
-        assert result["feasible"] == 0.0 and result["format_ok"] == 1.0
+        assert _reward(trace) == expected.reward == -0.5
+        assert trace["metrics"]["feasible"] == 0.0 and trace["metrics"]["format_ok"] == 1.0
 
 
 @pytest.mark.slow
 def test_multi_turn_repair_reaches_the_optimum(
     wrong_then_right: FakeServer, tmp_path: Path
 ) -> None:
-    results = _vf_eval(wrong_then_right, {**ENV_ARGS, "max_attempts": 3}, tmp_path / "multi")
-    assert len(results) == 3
-    for result in results:
-        assert result["reward"] == 2.0
-        assert result["ratio"] == 1.0
+    traces = _vf_eval(wrong_then_right, {**TASKSET_ARGS, "max_attempts": "3"}, tmp_path / "multi")
+    assert len(traces) == 3
+    for trace in traces:
+        assert _reward(trace) == 2.0
+        assert trace["metrics"]["ratio"] == 1.0

@@ -1,10 +1,13 @@
-"""npgym as an OpenEnv environment server, built on ``openenv-core``'s own server and client.
+"""npgym as an OpenEnv environment server, built on ``openenv`` 0.10's own server and client.
 
 ``npgym serve npgym/TSP-hard --port 8000`` (or :func:`create_server_app`) serves any npgym env id,
 including multi-turn repair (``--max-attempts 3``), through OpenEnv's FastAPI app: a WebSocket
 session per client (``/ws``), each with its own environment, seeded by the client's
-``reset(seed=...)`` and isolated from the others, plus OpenEnv's ``/health``, ``/schema`` and
-``/metadata`` endpoints. :class:`NPGymClient` is an OpenEnv ``EnvClient`` for it:
+``reset(seed=...)`` and isolated from the others, plus OpenEnv's ``/health``, ``/schema`` (which
+publishes :class:`NPGymState`'s fields) and ``/metadata`` endpoints. The server always runs in
+OpenEnv's simulation mode: a trainer drives episodes over ``/ws`` (the episode-control loop that
+TRL's ``environment_factory`` uses), whatever ``OPENENV_MODE`` says. :class:`NPGymClient` is an
+OpenEnv ``EnvClient`` for it:
 
     with NPGymClient(base_url="http://localhost:8000").sync() as env:
         result = env.reset(seed=7)                       # result.observation.prompt
@@ -41,7 +44,13 @@ from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from openenv.core.env_server.types import (
+    Action,
+    EnvironmentMetadata,
+    Observation,
+    ServerMode,
+    State,
+)
 from pydantic import Field, StrictStr
 from websockets.exceptions import ConnectionClosed
 
@@ -86,7 +95,8 @@ class NPGymObservation(Observation):
 
     ``details`` carries the instance's ``task``, ``tier`` and ``seed`` after a reset, and the
     score's fields (``feasible``, ``ratio``, ``reason``, ``attempt``, ``episode_reward``...) after
-    a step. (OpenEnv does not send ``metadata`` over the wire, hence a field of our own.)
+    a step. (A field of our own from before OpenEnv sent ``metadata`` over the wire; clients
+    read it, so it stays.)
     """
 
     prompt: str = Field(default="", description="the problem statement (after reset)")
@@ -349,7 +359,13 @@ def create_server_app(
         return NPGymEnvironment(env_id, pool, **env_options)
 
     app = create_app(
-        factory, NPGymAction, NPGymObservation, env_name="npgym", max_concurrent_envs=max_sessions
+        factory,
+        NPGymAction,
+        NPGymObservation,
+        env_name="npgym",
+        max_concurrent_envs=max_sessions,
+        state_cls=NPGymState,
+        mode=ServerMode.SIMULATION,
     )
     app.add_middleware(SessionTimeouts, **limits)
     if pool is not None:
@@ -389,7 +405,10 @@ class NPGymClient(EnvClient[NPGymAction, NPGymObservation, NPGymState]):
             }
         )
         return StepResult(
-            observation=observation, reward=payload.get("reward"), done=observation.done
+            observation=observation,
+            reward=payload.get("reward"),
+            done=observation.done,
+            metadata=payload.get("metadata"),
         )
 
     def _parse_state(self, payload: dict[str, Any]) -> NPGymState:
