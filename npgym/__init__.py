@@ -3,6 +3,7 @@
 ``import npgym`` registers every task and tier with gymnasium as ``npgym/<Task>-<tier>``.
 """
 
+from importlib.util import find_spec
 from typing import Any
 
 from npgym.answer import AnswerFormatError
@@ -15,7 +16,9 @@ from npgym.task import Task
 from npgym.version import __version__
 
 VERIFIERS_EXPORTS = ("NPGymEnv", "NPGymHarness", "NPGymTaskset")
-"""verifiers 0.4's taskset, harness and env (``vf-eval npgym``), imported only when asked for."""
+"""verifiers 0.4's taskset, harness and env (``vf-eval npgym``), imported only when asked for;
+listed in ``__all__`` only where verifiers is installed, so ``from npgym import *`` works
+without it."""
 
 
 def __getattr__(name: str) -> Any:
@@ -44,7 +47,7 @@ __all__ = [
     "get_task",
     "list_tasks",
     "register_task",
-    *VERIFIERS_EXPORTS,
+    *(VERIFIERS_EXPORTS if find_spec("verifiers") is not None else ()),
 ]
 
 register_envs()

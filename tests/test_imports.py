@@ -62,3 +62,20 @@ for name in npgym.list_tasks():
 def test_the_check_catches_a_heavy_import() -> None:
     """The check can fail: a script that imports a heavy module is caught."""
     assert "scipy.optimize" in _heavy(_loaded_after("import scipy.optimize"))
+
+
+def test_star_import_works_with_or_without_verifiers() -> None:
+    """``from npgym import *`` lists verifiers' classes only where verifiers is installed (where
+    ``vf-eval npgym`` looks for them); without it, the star import must not fail."""
+    code = (
+        "import importlib.util, json\n"
+        "namespace = {}\n"
+        "exec('from npgym import *', namespace)\n"
+        "print(json.dumps([importlib.util.find_spec('verifiers') is not None,\n"
+        "                  'NPGymTaskset' in namespace, 'get_task' in namespace]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    installed, exported, core = json.loads(result.stdout.strip().splitlines()[-1])
+    assert core and exported == installed
