@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 import npgym
+from npgym.heuristics import min_bisection as solvers
 
 PROVEN_SHARE_AT_1_5 = 0.8
 MEDIAN_CPU_AT_1_5 = 5.0
@@ -40,32 +41,17 @@ def _csr(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _balanced_cut(weights: np.ndarray, side: np.ndarray) -> int:
-    """The cut after moving, one at a time, the vertex whose move raises the cut least from the
-    larger side until the sizes differ by at most one."""
-    side = np.asarray(side, dtype=np.int64).copy()
-    n = side.size
-    while abs(int(side.sum()) * 2 - n) > 1:
-        big = 1 if side.sum() * 2 > n else 0
-        tie_same = weights @ (side == big)
-        tie_other = weights @ (side != big)
-        cost = np.where(side == big, tie_same - tie_other, np.iinfo(np.int64).max)
-        side[int(np.argmin(cost))] = 1 - big
-    return int(weights[np.ix_(side == 0, side == 1)].sum())
+    """The cut of ``side`` after npgym's exact-balance repair (no refinement)."""
+    return int(solvers.cut_weight(weights, solvers.repair_balance(weights, side)))
 
 
 def metis_cut(weights: np.ndarray) -> tuple[int | None, float]:
-    """METIS's bisection cut (repaired to exact balance) and its CPU seconds."""
-    try:
-        import pymetis
-    except ImportError:
-        return None, 0.0
+    """METIS's bisection cut (seed 0, repaired to exact balance) and its CPU seconds."""
     started = time.process_time()
-    xadj, adjncy, eweights = _csr(weights)
-    options = pymetis.Options(seed=0, ufactor=1)
-    _, membership = pymetis.part_graph(
-        2, xadj=xadj, adjncy=adjncy, eweights=eweights, options=options
-    )
-    cut = _balanced_cut(weights, np.asarray(membership))
+    side, _ = solvers.metis_bisection(np.ascontiguousarray(weights, dtype=np.int64))
+    if side is None:
+        return None, 0.0
+    cut = _balanced_cut(weights, side)
     return cut, time.process_time() - started
 
 
@@ -81,7 +67,7 @@ def kahip_cut(weights: np.ndarray) -> tuple[int | None, float]:
     _, blocks = kahip.kaffpa(
         vwgt, xadj.tolist(), eweights.tolist(), adjncy.tolist(), 2, 0.0, True, 0, 2
     )
-    cut = _balanced_cut(weights, np.asarray(blocks))
+    cut = _balanced_cut(weights, np.asarray(blocks, dtype=np.int64))
     return cut, time.process_time() - started
 
 
