@@ -113,7 +113,7 @@ def test_wrong_metis_hints_never_give_a_wrong_reference(
 
 def test_missing_pymetis_falls_back_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pymetis", None)  # import pymetis raises ImportError
-    instance = _generated(3, 20)
+    instance = _generated(3, solvers.METIS_MIN_VERTICES)
     reference = TASK.solve(instance, exact=False, time_limit=60.0)
     assert reference.solver == f"{solvers.KERNIGHAN_LIN} (METIS fallback: pymetis not installed)"
     assert TASK.verify(instance, reference.solution).objective == reference.objective
@@ -138,3 +138,15 @@ def test_unproven_references_are_never_worse_than_metis() -> None:
         reference = TASK.solve(instance, exact=exact, time_limit=0.01)
         assert reference.objective <= metis_refined <= metis_raw
         assert TASK.verify(instance, reference.solution).objective == reference.objective
+
+
+@pytest.mark.parametrize("n", [solvers.METIS_MIN_VERTICES - 1, solvers.METIS_MIN_VERTICES])
+def test_the_heuristic_reference_asks_metis_from_its_size_on(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pymetis, "part_graph", _crash)
+    reference = TASK.solve(_generated(1, n), exact=False, time_limit=60.0)
+    asked = n >= solvers.METIS_MIN_VERTICES
+    assert reference.solver == solvers.KERNIGHAN_LIN + (
+        " (METIS fallback: pymetis failed: RuntimeError)" if asked else ""
+    )

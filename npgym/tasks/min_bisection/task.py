@@ -96,12 +96,13 @@ class MinBisectionTask(KernelTask[MinBisectionInstance, generator.MinBisectionCo
     def solve(self, instance: MinBisectionInstance, *, exact: bool, time_limit: float) -> Reference:
         """Multi-start Kernighan-Lin, then (exact) the branch and bound. METIS's refined bisection
         replaces the cut only where it is strictly smaller and nothing is proven yet, so a
-        reference the branch and bound proves is the one it always was."""
+        reference the branch and bound proves is the one it always was; the heuristic reference
+        asks METIS from :data:`~npgym.heuristics.min_bisection.METIS_MIN_VERTICES` vertices on."""
         side, cut = solvers.heuristic_bisection(instance.weights)
         if not exact:
-            side, cut, source = solvers.with_metis(
-                instance.weights, side, cut, solvers.KERNIGHAN_LIN
-            )
+            source = solvers.KERNIGHAN_LIN
+            if instance.n >= solvers.METIS_MIN_VERTICES:
+                side, cut, source = solvers.with_metis(instance.weights, side, cut, source)
             return Reference(
                 objective=cut,
                 solution=solvers.parts(side),
