@@ -66,7 +66,8 @@ class TSPTask(KernelTask[TSPInstance, generator.TSPConfig]):
             solver = "nearest-neighbour+2-opt+or-opt"
         else:
             start = solvers.nearest_neighbour(instance.matrix, 0)
-            tour, length = solvers.improved_tour(instance.matrix, start, effort=time_limit)
+            tour, _ = solvers.improved_tour(instance.matrix, start, effort=time_limit)
+            length = int(solvers.tour_length(instance.matrix, tour))  # never a solver's word
             solver = solvers.ILS_SOLVER
         if not exact:
             return Reference(
