@@ -288,7 +288,7 @@ def _improve_city(
         for c in neighbours[a]:
             gain1 = dab - dist[a, c]
             if gain1 <= 0:
-                break
+                continue
             pc = pos[c]
             d = tour[(pc + 1) % n] if direction == 0 else tour[(pc - 1) % n]
             if c == b or d == a:
@@ -410,10 +410,15 @@ def _iterated_local_search(
 
 
 def improved_tour(
-    dist: np.ndarray, start: np.ndarray, effort: float = 60.0, seed: int = 0
+    dist: np.ndarray,
+    start: np.ndarray,
+    effort: float = 60.0,
+    seed: int = 0,
+    closeness: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
-    """``start`` improved by iterated 2-opt + Or-opt on the :data:`ILS_NEIGHBOURS` nearest
-    neighbours of each city: at most :data:`ILS_KICKS_PER_CITY` kicks per city and ``effort``
+    """``start`` improved by iterated 2-opt + Or-opt on the :data:`ILS_NEIGHBOURS` closest
+    cities of each city (by ``closeness``, default the distances; the subtour LP's reduced costs
+    make better candidates): at most :data:`ILS_KICKS_PER_CITY` kicks per city and ``effort``
     nominal seconds of them (:data:`ILS_CELLS_PER_SECOND`, a kick costing ``n`` cells), from the
     fixed random stream ``seed``; so the same matrix gives the same tour on every machine."""
     dist = np.ascontiguousarray(dist, dtype=np.int64)
@@ -422,7 +427,8 @@ def improved_tour(
     if n < 5:
         return tour, int(tour_length(dist, tour))
     kicks = min(ILS_KICKS_PER_CITY * n, work_units(effort, ILS_CELLS_PER_SECOND) // n)
-    barrier = np.where(np.eye(n, dtype=np.bool_), np.iinfo(np.int64).max, dist)
+    order = dist if closeness is None else np.asarray(closeness, dtype=np.int64)
+    barrier = np.where(np.eye(n, dtype=np.bool_), np.iinfo(np.int64).max, order)
     neighbours = np.argsort(barrier, axis=1, kind="stable")[:, : min(ILS_NEIGHBOURS, n - 1)]
     draws = np.random.default_rng(seed).integers(0, 2**62, size=(kicks, 3))
     best, length = _iterated_local_search(dist, neighbours.astype(np.int64), tour, draws)
@@ -587,6 +593,7 @@ class _SubtourModel:
         self.degree_rows = LinearConstraint(degree, 2, 2)
         self.cuts: list[np.ndarray] = []
         self._seen: set[bytes] = set()
+        self.upper = np.ones(self.costs.size)  # 0 for an edge ruled out
 
     def add_cut(self, cities: list[int] | np.ndarray) -> bool:
         """Add ``sum x(E(S)) <= |S| - 1`` for the city set S (smaller side); False if known."""
@@ -631,7 +638,7 @@ class _SubtourModel:
             self.costs,
             constraints=constraints,
             integrality=np.full(self.costs.size, 1 if integral else 0),
-            bounds=Bounds(0, 1),
+            bounds=Bounds(0, self.upper),
             options={"time_limit": max(time_limit, 0.001), "node_limit": node_limit},
         )
         nodes = max(1, int(getattr(result, "mip_node_count", 1) or 1))
@@ -823,7 +830,7 @@ class _CuttingPlaneLP:
         x[self.columns] = np.asarray(self.highs.getSolution().col_value)
         return x
 
-    def certificate(self) -> tuple[int, np.ndarray]:
+    def certificate(self) -> tuple[int, np.ndarray, int, int]:
         """npgym's own lower bound from the current row duals (:func:`_dual_bound`, in integers
         scaled by ``self.scale``, rounded up), and the scaled reduced cost of every edge."""
         largest = int(self.costs.max(initial=1))
@@ -848,7 +855,7 @@ class _CuttingPlaneLP:
             cut,
             reduced,
         )
-        return -(-int(total) // scale), reduced
+        return -(-int(total) // scale), reduced, int(total), scale
 
 
 def _dual_scale(largest_cost: int, n: int, cuts: int) -> int:
@@ -861,10 +868,12 @@ def _dual_scale(largest_cost: int, n: int, cuts: int) -> int:
 
 def _root_cutting_planes(
     dist: np.ndarray, tour: np.ndarray, budget: int, deadline: Deadline
-) -> tuple[int, list[np.ndarray], int]:
+) -> tuple[int, list[np.ndarray], int, np.ndarray]:
     """Subtour cutting planes with pricing on a persistent LP; return npgym's certified lower
-    bound, the cuts found and the work spent (LP columns per solve plus ``n^2 / 10`` per
-    minimum cut). Stops once the bound reaches the tour's length or nothing is left to add."""
+    bound, the cuts found, the work spent (LP columns per solve plus ``n^2 / 10`` per minimum
+    cut) and, from the last duals, a matrix of the least length that a tour through each edge
+    can have (the bound plus the edge's reduced cost, certified the same way). Stops once the
+    bound reaches the tour's length or nothing is left to add."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -872,12 +881,13 @@ def _root_cutting_planes(
     length = int(tour_length(dist, tour))
     lp = _CuttingPlaneLP(dist, tour)
     lower, work = 0, 0
+    reduced, total, scale = np.zeros(lp.costs.size, np.int64), 0, 1
     while work < budget and not deadline.expired():
         x = lp.solve()
         work += len(lp.columns)
         if x is None:
             break
-        bound, reduced = lp.certificate()
+        bound, reduced, total, scale = lp.certificate()
         lower = max(lower, bound)
         if lower >= length:
             break
@@ -897,7 +907,10 @@ def _root_cutting_planes(
             added = [value < 2 - 1e-6 and lp.add_cut(side)]
         if not any(added):
             break
-    return lower, lp.cuts, work
+    through = np.zeros((n, n), np.int64)
+    least = -(-(total + np.maximum(reduced, 0)) // scale)
+    through[lp.tail, lp.head] = through[lp.head, lp.tail] = least
+    return lower, lp.cuts, work, through
 
 
 def _rounded_bound(bound: float) -> int:
@@ -945,10 +958,17 @@ def certified_branch_and_cut(
     if dist.shape[0] <= 3:
         return SolverResult(tour, length, length, 0, "", CERTIFIED_SOLVER)
     budget = work_units(effort, LP_COLUMNS_PER_SECOND)
-    certified, cuts, work = _root_cutting_planes(dist, tour, budget, deadline)
+    certified, cuts, work, through = _root_cutting_planes(dist, tour, budget, deadline)
     solver = CERTIFIED_SOLVER
+    if certified < length:  # search again with the LP's candidates (LKH's alpha-nearness idea)
+        guided, guided_length = improved_tour(dist, tour, effort, seed=1, closeness=through)
+        if guided_length < length:
+            tour, length = guided, guided_length
+            solver = f"{CERTIFIED_SOLVER}; tour guided by its reduced costs"
     if certified < length:
-        search = highs_branch_and_cut(dist, effort, tour, deadline, cuts, work)
+        tail, head = np.triu_indices(dist.shape[0], 1)
+        allowed = through[tail, head] < length  # no shorter tour uses any other edge
+        search = highs_branch_and_cut(dist, effort, tour, deadline, cuts, work, allowed)
         work = search.work
         if search.objective < length:
             tour, length = search.witness, int(search.objective)
@@ -967,6 +987,7 @@ def highs_branch_and_cut(
     deadline: Deadline | None = None,
     cuts: list[np.ndarray] | None = None,
     spent: int = 0,
+    allowed: np.ndarray | None = None,
 ) -> SolverResult[np.ndarray]:
     """Prove the optimal tour within ``effort`` nominal seconds of work, or report the best tour
     and the best lower bound (the subtour LP's or the Held-Karp 1-tree's).
@@ -975,8 +996,9 @@ def highs_branch_and_cut(
     optimal, which often ends the search before any integer solve. The work is counted in LP
     columns solved (:data:`LP_COLUMNS_PER_SECOND`; an integer solve gets the nodes that the rest
     of the budget pays for); ``deadline`` is the wall-clock safety net. ``work`` counts LP
-    columns, from ``spent`` on; ``cuts`` (city masks) start the cut pool. Optimality rests on
-    HiGHS's word here.
+    columns, from ``spent`` on; ``cuts`` (city masks) start the cut pool; ``allowed`` (a mask over
+    the edges ``i < j``) rules the others out, to look only for tours shorter than the
+    incumbent. Optimality rests on HiGHS's word here.
     """
     import networkx as nx
 
@@ -995,6 +1017,8 @@ def highs_branch_and_cut(
         stopped = "" if proven else "deadline" if deadline.expired() else "budget"
         return SolverResult(best_tour, best_length, tree_bound, 0, stopped, ONE_TREE_SOLVER)
     model = _SubtourModel(dist)
+    if allowed is not None:
+        model.upper = np.asarray(allowed, dtype=np.float64)
     budget = work_units(effort, LP_COLUMNS_PER_SECOND)
     work, lower_bound = spent, 0
     for members in cuts or []:
