@@ -961,7 +961,8 @@ def certified_branch_and_cut(
     certified, cuts, work, through = _root_cutting_planes(dist, tour, budget, deadline)
     solver = CERTIFIED_SOLVER
     if certified < length:  # search again with the LP's candidates (LKH's alpha-nearness idea)
-        guided, guided_length = improved_tour(dist, tour, effort, seed=1, closeness=through)
+        guided, _ = improved_tour(dist, tour, effort, seed=1, closeness=through)
+        guided_length = int(tour_length(dist, guided))  # measured here, never taken on trust
         if guided_length < length:
             tour, length = guided, guided_length
             solver = f"{CERTIFIED_SOLVER}; tour guided by its reduced costs"
