@@ -6,8 +6,15 @@
 - :func:`one_tree_bound`: the Held-Karp 1-tree lower bound, its vertex penalties tuned by
   subgradient optimisation for a fixed number of iterations (numba): close to the subtour LP's
   bound at a fraction of its cost, and affordable for thousands of cities.
-- :func:`branch_and_cut`: exact integer programme with degree constraints and subtour
-  elimination cuts, separated on LP relaxations (connected components, then a global minimum
+- :func:`improved_tour`: iterated 2-opt + Or-opt on near-neighbour candidate lists with
+  fixed-seed segment-swap kicks (numba), the tour of references above the published sizes.
+- :func:`certified_branch_and_cut`: above :data:`PUBLISHED_MAX_CITIES`, the subtour LP in one
+  persistent ``highspy`` model (rows and priced columns added per round, warm-started), its
+  bound recomputed by npgym from the duals in integers: the proof, unless the subtour LP has an
+  integrality gap, where HiGHS's integer programme's is taken and ``solver`` says so.
+- :func:`branch_and_cut` (:func:`highs_branch_and_cut` up to the published sizes, unchanged so
+  that NP-Bench rebuilds byte for byte): exact integer programme with degree constraints and
+  subtour elimination cuts, separated on LP relaxations (connected components, then a global minimum
   cut) and then added lazily to the integer programme until its optimum is a single tour. Solved
   with HiGHS through ``scipy.optimize.milp`` (OR-Tools' bundled HiGHS clashes with ``highspy``),
   within a work budget of LP columns solved and branch-and-bound nodes, so that the same matrix
