@@ -1,0 +1,119 @@
+"""TSP above the published sizes: iterated local search, the persistent subtour LP and npgym's own
+dual bound, against brute force (Held-Karp), with wrong hints given on purpose."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import npgym
+from npgym.heuristics import tsp as solvers
+
+TASK = npgym.get_task("TSP")
+
+
+def uniform_matrix(seed: int, n: int, low: int = 10, high: int = 100) -> np.ndarray:
+    """A symmetric matrix of uniform integer distances (no geometry), zero diagonal."""
+    draws = np.random.default_rng(seed).integers(low, high + 1, size=(n, n))
+    upper = np.triu(draws, 1)
+    return (upper + upper.T).astype(np.int64)
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 10**6), n=st.integers(4, 11))
+def test_certified_branch_and_cut_matches_held_karp(seed: int, n: int) -> None:
+    matrix = uniform_matrix(seed, n)
+    _, optimum = solvers.held_karp(matrix)
+    result = solvers.certified_branch_and_cut(matrix, effort=5.0)
+    assert result.bound is not None and result.bound <= optimum <= result.objective
+    assert solvers.tour_length(matrix, result.witness) == result.objective
+    assert sorted(result.witness.tolist()) == list(range(n))
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 10**6), n=st.integers(5, 11))
+def test_a_bad_hint_is_never_proven_wrongly(seed: int, n: int) -> None:
+    """Started from a random tour, the search still ends at or above the optimum and proves
+    only the optimum."""
+    matrix = uniform_matrix(seed, n)
+    _, optimum = solvers.held_karp(matrix)
+    hint = np.random.default_rng(seed + 1).permutation(n)
+    result = solvers.certified_branch_and_cut(matrix, effort=5.0, incumbent=hint)
+    assert result.bound is not None and result.bound <= optimum <= result.objective
+    if result.proven_optimal:
+        assert result.objective == optimum
+
+
+@settings(max_examples=60)
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(4, 9),
+    duals=st.lists(st.floats(-300, 300), min_size=9, max_size=9),
+    cut_duals=st.lists(st.floats(-300, 300), min_size=3, max_size=3),
+)
+def test_dual_bound_holds_for_any_duals(
+    seed: int, n: int, duals: list[float], cut_duals: list[float]
+) -> None:
+    """The certificate is a lower bound whatever the LP solver says its duals are."""
+    matrix = uniform_matrix(seed, n)
+    _, optimum = solvers.held_karp(matrix)
+    rng = np.random.default_rng(seed)
+    lp = solvers._CuttingPlaneLP(matrix, np.arange(n))
+    for _ in cut_duals:
+        lp.add_cut(rng.random(n) < 0.5)
+    lp.solve()
+    wrong = np.array(duals[:n] + cut_duals[: len(lp.cuts)])
+    lp.highs.getSolution = lambda: type("Wrong", (), {"row_dual": wrong})()  # type: ignore[method-assign]
+    bound = lp.certificate()[0]
+    assert bound <= optimum
+
+
+def test_lp_bound_proves_lkh_optimum_at_difficulty_2() -> None:
+    """A published-figure check: the certified bound of a 499-city instance at difficulty 2.0
+    equals the tour LKH-3 finds (5005), and npgym's reference reaches it."""
+    instance = TASK.generate(0, difficulty=2.0)
+    reference = TASK.solve(instance, exact=True, time_limit=60.0)
+    assert reference.proven_optimal and reference.objective == 5005
+
+
+def test_a_lying_tour_solver_does_not_set_the_objective(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tour solver that under-reports its length: the reference recomputes it from the tour."""
+    instance = TASK.generate(3, difficulty=1.0)
+    honest = solvers.improved_tour
+
+    def lying(*args: object, **kwargs: object) -> tuple[np.ndarray, int]:
+        tour, _ = honest(*args, **kwargs)  # type: ignore[arg-type]
+        return tour, 1
+
+    monkeypatch.setattr(solvers, "improved_tour", lying)
+    for exact in (False, True):
+        reference = TASK.solve(instance, exact=exact, time_limit=60.0)
+        tour = np.array(reference.solution[:-1])
+        assert solvers.tour_length(instance.matrix, tour) == reference.objective
+        assert reference.objective == 852 or not reference.proven_optimal
+
+
+@pytest.mark.parametrize(
+    ("n", "solver"),
+    [
+        (solvers.PUBLISHED_MAX_CITIES, solvers.BRANCH_AND_CUT_SOLVER),
+        (solvers.PUBLISHED_MAX_CITIES + 1, solvers.CERTIFIED_SOLVER),
+    ],
+)
+def test_published_sizes_keep_their_solver(n: int, solver: str) -> None:
+    """At the largest published size the NP-Bench path runs; one city more, the certified one."""
+    result = solvers.branch_and_cut(uniform_matrix(n, n), effort=10.0)
+    assert result.solver.startswith(solver)
+    assert result.proven_optimal
+
+
+def test_improved_tour_is_deterministic_and_never_worse() -> None:
+    matrix = uniform_matrix(7, 120)
+    start = solvers.nearest_neighbour(matrix, 0)
+    first = solvers.improved_tour(matrix, start, effort=1.0)
+    again = solvers.improved_tour(matrix, start, effort=1.0)
+    assert first[1] == again[1] and np.array_equal(first[0], again[0])
+    assert first[1] <= solvers.tour_length(matrix, start)
+    assert first[1] == solvers.tour_length(matrix, first[0])
