@@ -226,7 +226,9 @@ def test_one_tree_bound_never_exceeds_the_optimum(metric: str) -> None:
 
 def test_one_tree_bound_is_close_on_euclidean_instances() -> None:
     dist = random_matrix(np.random.default_rng(12), 60, "euclidean")
-    result = solvers.branch_and_cut(dist)
+    # The published-size integer programme: above 55 cities branch_and_cut proves only with
+    # npgym's own LP bound, which this instance's integrality gap leaves short.
+    result = solvers.highs_branch_and_cut(dist)
     assert result.proven_optimal
     assert solvers.one_tree_bound(dist, result.objective) >= 0.97 * result.objective
 
