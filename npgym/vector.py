@@ -79,6 +79,9 @@ class BatchedEpisode(ABC):
     """
 
     episode: ClassVar[type[Episode]]
+    buffers: dict[str, np.ndarray]
+    """Every observation key, ``action_mask`` included, batch first: a subclass allocates them
+    in its ``__init__`` and its compiled step writes them in place."""
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         self.batch_size = batch_size
@@ -115,9 +118,9 @@ class BatchedEpisode(ABC):
         An illegal move (out of range or masked) changes nothing and is reported; a slot that
         finishes or moves illegally gets an all-zero action mask."""
 
-    @abstractmethod
     def observation(self) -> dict[str, np.ndarray]:
         """Every observation key, ``action_mask`` included, as the live buffers."""
+        return self.buffers
 
     @abstractmethod
     def objectives(self) -> np.ndarray:

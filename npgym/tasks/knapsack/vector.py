@@ -25,7 +25,7 @@ class KnapsackBatch(BatchedEpisode):
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
         size = limits["n"]
-        self.buffers: dict[str, np.ndarray] = {
+        self.buffers = {
             "weights": np.zeros((batch_size, size), np.int64),
             "values": np.zeros((batch_size, size), np.int64),
             "capacity": np.zeros((batch_size, 1), np.int64),
@@ -88,9 +88,6 @@ class KnapsackBatch(BatchedEpisode):
             illegal,
         )
         return finished, illegal
-
-    def observation(self) -> dict[str, np.ndarray]:
-        return self.buffers
 
     def objectives(self) -> np.ndarray:
         return self.value.astype(np.float64)

@@ -28,7 +28,7 @@ class VertexSetBatch(BatchedEpisode):
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
         size = limits["n"]
-        self.buffers: dict[str, np.ndarray] = {
+        self.buffers = {
             "adjacency": np.zeros((batch_size, size, size), np.int8),
             "vertex_mask": np.zeros((batch_size, size), np.int8),
             "selected": np.zeros((batch_size, size), np.int8),
@@ -76,9 +76,6 @@ class VertexSetBatch(BatchedEpisode):
             illegal,
         )
         return finished, illegal
-
-    def observation(self) -> dict[str, np.ndarray]:
-        return self.buffers
 
     def objectives(self) -> np.ndarray:
         return self.chosen.astype(np.float64)

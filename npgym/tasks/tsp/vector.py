@@ -37,7 +37,7 @@ class TSPBatch(BatchedEpisode):
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
         size = limits["n"]
-        self.buffers: dict[str, np.ndarray] = {
+        self.buffers = {
             "distances": np.zeros((batch_size, size, size), np.int64),
             "coordinates": np.zeros((batch_size, size, 2), np.int64),
             "has_coordinates": np.zeros((batch_size, 1), np.int8),
@@ -139,9 +139,6 @@ class TSPBatch(BatchedEpisode):
             illegal,
         )
         return finished, illegal
-
-    def observation(self) -> dict[str, np.ndarray]:
-        return self.buffers
 
     def objectives(self) -> np.ndarray:
         return self.length.astype(np.float64)
