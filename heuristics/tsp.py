@@ -587,6 +587,19 @@ def one_tree_bound(dist: np.ndarray, upper: int, effort: float = 60.0) -> int:
     return min(int(upper), max(0, math.ceil(value - 1e-6 * max(1.0, abs(value)))))
 
 
+def new_cut(members: np.ndarray, seen: set[bytes]) -> np.ndarray | None:
+    """The subtour cut of a city mask as its smaller side (a copy), recorded in ``seen``; None
+    when that side has fewer than two cities or the cut is already in ``seen``."""
+    smaller = ~members if members.sum() * 2 > members.size else members.copy()
+    if smaller.sum() < 2:
+        return None
+    key = np.packbits(smaller).tobytes()
+    if key in seen:
+        return None
+    seen.add(key)
+    return smaller
+
+
 class _SubtourModel:
     """Edge variables ``x_ij`` (i < j), degree-2 rows and a growing pool of subtour cuts."""
 
@@ -611,15 +624,10 @@ class _SubtourModel:
         """Add ``sum x(E(S)) <= |S| - 1`` for the city set S (smaller side); False if known."""
         members = np.zeros(self.n, np.bool_)
         members[np.asarray(cities, dtype=np.int64)] = True
-        if members.sum() * 2 > self.n:
-            members = ~members
-        if members.sum() < 2:
+        cut = new_cut(members, self._seen)
+        if cut is None:
             return False
-        key = np.packbits(members).tobytes()
-        if key in self._seen:
-            return False
-        self._seen.add(key)
-        self.cuts.append(members)
+        self.cuts.append(cut)
         return True
 
     def solve(
@@ -813,15 +821,11 @@ class _CuttingPlaneLP:
 
     def add_cut(self, members: np.ndarray) -> bool:
         """Add ``x(E(S)) <= |S| - 1`` for the smaller side S of the mask; False if known."""
-        if members.sum() * 2 > self.n:
-            members = ~members
-        if members.sum() < 2:
+        cut = new_cut(members, self._seen)
+        if cut is None:
             return False
-        key = np.packbits(members).tobytes()
-        if key in self._seen:
-            return False
-        self._seen.add(key)
-        self.cuts.append(members.copy())
+        members = cut
+        self.cuts.append(members)
         edges = np.asarray(self.columns)
         inside = members[self.tail[edges]] & members[self.head[edges]]
         columns = np.flatnonzero(inside).astype(np.int32)
