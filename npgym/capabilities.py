@@ -119,23 +119,20 @@ def _import(task: Task[Any, Any] | type[Task[Any, Any]], name: str, target: str)
         ) from error
 
 
+CLASS_CAPABILITIES = {
+    "episode": ("npgym.structured", "Episode"),
+    "vector": ("npgym.vector", "BatchedEpisode"),
+}
+"""The capabilities declared as a class: the module and name of the base class they extend."""
+
+
 def _check(task: Task[Any, Any] | type[Task[Any, Any]], name: str, value: Any) -> None:
     """Refuse a declaration of the wrong kind."""
-    if name == "episode":
-        if not (
-            isinstance(value, type) and _is_subclass_named(value, "npgym.structured", "Episode")
-        ):
+    if name in CLASS_CAPABILITIES:
+        module, base = CLASS_CAPABILITIES[name]
+        if not (isinstance(value, type) and _is_subclass_named(value, module, base)):
             raise MalformedCapabilityError(
-                f"task {task.name!r}: episode must be an npgym.structured.Episode subclass, "
-                f"got {value!r}"
-            )
-    elif name == "vector":
-        if not (
-            isinstance(value, type) and _is_subclass_named(value, "npgym.vector", "BatchedEpisode")
-        ):
-            raise MalformedCapabilityError(
-                f"task {task.name!r}: vector must be a BatchedEpisode (npgym.vector) subclass, "
-                f"got {value!r}"
+                f"task {task.name!r}: {name} must be an {module}.{base} subclass, got {value!r}"
             )
     elif name == "inverse":
         if not isinstance(value, InverseProblem):

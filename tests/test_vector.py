@@ -229,7 +229,9 @@ def test_a_vector_that_is_not_a_batched_episode_is_malformed() -> None:
     class Broken(TSPTask):
         vector = "npgym.tasks.tsp.structured:TSPEpisode"
 
-    with pytest.raises(MalformedCapabilityError, match="vector must be a BatchedEpisode"):
+    with pytest.raises(
+        MalformedCapabilityError, match=r"vector must be an npgym\.vector\.BatchedEpisode subclass"
+    ):
         check_declarations(Broken)
 
 
