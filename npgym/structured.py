@@ -13,7 +13,10 @@ can draw, so the spaces are fixed per env id; ``node_mask``-style keys mark the 
 padding is 0 and padded actions are never legal.
 
 Reward: 0 on every step but the last, whose reward is ``task.score`` of the built solution's
-``task.format_answer`` text (``info`` holds the score and the ``answer``). With ``shaping=w > 0``
+``task.format_answer`` text (``info`` holds the score and the ``answer``; its numbers
+``objective``, ``reference_objective``, ``baseline_objective`` and ``ratio`` are floats, NaN
+where the score has none, as for SetCover's "impossible", so that gymnasium's vector envs can
+stack the infos of several envs into one array). With ``shaping=w > 0``
 each step also earns ``w`` times the change in the partial objective, divided by the reference
 objective (signed so that progress is positive), and the last step pays the accumulated shaping
 back, so the return of an episode is still exactly the task reward.
@@ -32,6 +35,7 @@ built answer) and ``info["reason"]`` says why; ``invalid_action="raise"`` raises
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
@@ -161,6 +165,20 @@ def check_reward_mode(reward_mode: Any, shaping: float = 0.0) -> RewardMode:
     return mode
 
 
+OPTIONAL_NUMBERS = ("objective", "reference_objective", "baseline_objective", "ratio")
+"""The score's numbers that may be missing (``None``): floats in an env's ``info``."""
+
+
+def stackable(score: dict[str, Any]) -> dict[str, Any]:
+    """A score's dict with :data:`OPTIONAL_NUMBERS` as floats (NaN for ``None``): gymnasium's
+    vector envs type each info key by its first env's value, so an ``int`` beside a ``None``
+    (or a float) in another env would fail or be truncated."""
+    for key in OPTIONAL_NUMBERS:
+        value = score[key]
+        score[key] = math.nan if value is None else float(value)
+    return score
+
+
 def signed_objective(task: Task[Any, Any], objective: float) -> float:
     """The objective as a reward: negated for a minimisation task, so that higher is better."""
     return float(-objective if task.sense == "min" else objective)
@@ -274,9 +292,12 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
             penalty = weights.format_fail + weights.infeasible - self._shaped
             failure = {"reason": problem, "invalid_action": True, "feasible": False}
             return self._observe(), float(penalty), True, False, failure
-        before = self.episode.partial_objective()
-        complete = self.episode.apply(int(action))
-        reward = self._shaping_reward(before, self.episode.partial_objective())
+        if self.shaping:  # the partial objective is read only when shaping pays for it
+            before = self.episode.partial_objective()
+            complete = self.episode.apply(int(action))
+            reward = self._shaping_reward(before, self.episode.partial_objective())
+        else:
+            complete, reward = self.episode.apply(int(action)), 0.0
         self._shaped += reward
         info: dict[str, Any] = {"invalid_action": False}
         if complete and self.reward_mode == "objective":
@@ -292,7 +313,7 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
             )
             self._last_score = score
             reward = score.reward - (self._shaped - reward)
-            info.update(score.to_dict(), answer=answer)
+            info.update(stackable(score.to_dict()), answer=answer)
         return self._observe(), float(reward), complete, False, info
 
     def _invalid(self, action: Any) -> str:
@@ -308,8 +329,6 @@ class StructuredEnv(gym.Env[dict[str, np.ndarray], int]):
         return ""
 
     def _shaping_reward(self, before: float, after: float) -> float:
-        if not self.shaping:
-            return 0.0
         scale = (self.reference.objective if self.reference else None) or 1
         sign = 1.0 if self.task.sense == "max" else -1.0
         return self.shaping * sign * (after - before) / abs(scale)

@@ -203,3 +203,30 @@ def test_any_masked_random_walk_ends_feasible(
     total, info = play(env, "random", seed, np.random.default_rng(policy_seed))
     assert info["feasible"], info["reason"]
     assert total == pytest.approx(info["reward"])
+
+
+@pytest.mark.parametrize("task", TASK_NAMES)
+@given(seed=st.integers(0, 2**32), policy_seed=st.integers(0, 2**16))
+@settings(max_examples=10)
+def test_the_objective_reward_is_the_built_answers_objective(
+    task: str, seed: int, policy_seed: int
+) -> None:
+    """reward_mode="objective" pays the objective the verifier gives the answer the episode
+    built (signed), whenever that answer is feasible (a HamiltonianCycle closed after a detour
+    pays its cycle, not its walk)."""
+    env = StructuredEnv(task, "easy", reward_mode="objective")
+    observation, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(policy_seed)
+    terminated = False
+    while not terminated:
+        action = rng.choice(np.flatnonzero(observation["action_mask"]))
+        observation, reward, terminated, _, info = env.step(action)
+    episode = env.episode
+    assert episode is not None
+    answer = env.task.format_answer(episode.solution())
+    verdict = env.task.score(episode.instance, answer, reference=1)
+    if verdict.feasible and verdict.objective is None:  # SetCover's "impossible": no subsets
+        assert info["objective"] == 0
+    elif verdict.feasible:
+        assert info["objective"] == verdict.objective
+        assert reward == (verdict.objective if env.task.sense == "max" else -verdict.objective)

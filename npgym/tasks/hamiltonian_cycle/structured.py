@@ -112,7 +112,10 @@ class HamiltonianCycleEpisode(Episode):
         return [*cycle, cycle[0]]
 
     def partial_objective(self) -> float:
-        return float(len(self.path))
+        """The cycle's length once closed (the answer's objective; the vertices walked before
+        the cycle are not in it), else the path's."""
+        start = 0 if self.closed_from is None else self.closed_from
+        return float(len(self.path) - start)
 
     def greedy_action(self) -> int:
         """Warnsdorff's rule: the next vertex with the fewest onward moves; close when stuck."""

@@ -96,7 +96,8 @@ class SetCoverEpisode(Episode):
         return IMPOSSIBLE if self.impossible else np.flatnonzero(self.picked).tolist()
 
     def partial_objective(self) -> float:
-        return float(self.picked.sum())
+        """Subsets picked; 0 once ``Impossible`` is answered, an answer that names none."""
+        return 0.0 if self.impossible else float(self.picked.sum())
 
     def greedy_action(self) -> int:
         """The subset covering the most uncovered elements; ``Impossible`` when none helps."""
