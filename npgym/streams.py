@@ -203,6 +203,29 @@ def choice_without_replacement(state: np.ndarray, population: int, size: int) ->
     return out
 
 
+@njit
+def uniform(state: np.ndarray) -> float:
+    """``Generator.random()``: the top 53 bits of a 64-bit output, in [0, 1)."""
+    return np.float64(next_uint64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit
+def permutation(state: np.ndarray, n: int) -> np.ndarray:
+    """``Generator.permutation(n)``: numpy's shuffle of ``0..n-1``, each swap index drawn by
+    masked rejection on 32-bit outputs (its ``random_interval``; ``n <= 2**32``)."""
+    out = np.arange(n)
+    for i in range(n - 1, 0, -1):
+        mask = np.uint64(i)
+        for shift in (1, 2, 4, 8, 16, 32):
+            mask |= mask >> np.uint64(shift)
+        value = next_uint32(state) & mask
+        while value > np.uint64(i):
+            value = next_uint32(state) & mask
+        j = np.int64(value)
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
 def floyd_applies(population: int, size: int) -> bool:
     """Whether numpy's ``choice(population, size, replace=False)`` takes Floyd's path."""
     return not (population > 10000 and size > population // 50)

@@ -32,8 +32,11 @@ penalty with the task's reward, :class:`~npgym.structured.InvalidActionError` wi
 ``invalid_action="raise"`` or the objective reward (then the batch must be reset).
 
 Observations are the env's own buffers with ``copy=False`` (overwritten by the next step: a
-zero-copy view, :func:`as_tensors` wraps them as torch tensors) and fresh arrays with
-``copy=True`` (default, as gymnasium's vector envs).
+zero-copy view, :func:`as_tensors` wraps them as torch tensors) and, with ``copy=True``
+(default, as gymnasium's vector envs), arrays that no later step changes: the keys that change
+during an episode are copied at every step; the instance's own arrays (a batch's
+``static_keys``, such as TSP's B x N x N distances) are copied once when an instance is loaded
+and handed out read-only until the next load, so a step does not pay for copying them.
 """
 
 from __future__ import annotations
@@ -82,6 +85,10 @@ class BatchedEpisode(ABC):
     buffers: dict[str, np.ndarray]
     """Every observation key, ``action_mask`` included, batch first: a subclass allocates them
     in its ``__init__`` and its compiled step writes them in place."""
+    static_keys: ClassVar[tuple[str, ...]] = ()
+    """The observation keys that only :meth:`load` and :meth:`load_seeded` write (the
+    instance's own arrays, such as its distances): with ``copy=True`` the env copies them once
+    per load instead of at every step."""
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         self.batch_size = batch_size
@@ -208,6 +215,12 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.batch = self.batch_class(self.num_envs, self.limits)
+        unknown = set(self.batch_class.static_keys) - set(self.batch.buffers)
+        if unknown:
+            raise ValueError(
+                f"{self.batch_class.__name__}.static_keys names no observation key: "
+                f"{sorted(unknown)}"
+            )
         self._streams: np.ndarray | None = None
         """Each env's seed stream (gymnasium's ``np_random``), :mod:`npgym.streams` state."""
         self._instances: list[Instance | None] = [None] * self.num_envs
@@ -215,6 +228,8 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
         self._autoreset = np.zeros(self.num_envs, np.bool_)
         self._done = np.ones(self.num_envs, np.bool_)
         self._needs_reset = False
+        self._static_copies: dict[str, np.ndarray] | None = None
+        """Read-only copies of the static keys since the last load (``copy=True``)."""
 
     # --- episodes -----------------------------------------------------------------------------
 
@@ -305,6 +320,7 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
     def _start(self, slots: np.ndarray, seeds: Sequence[int | None]) -> None:
         """Draw a new instance into each slot (a given seed, else the slot's own stream)."""
         assert self._streams is not None
+        self._static_copies = None
         slots = np.asarray(slots, np.int64)
         unseeded = np.array([seed is None for seed in seeds], np.bool_)
         drawn_seeds = np.zeros(int(unseeded.sum()), np.int64)
@@ -371,9 +387,25 @@ class VectorStructuredEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarra
 
     def _observe(self) -> dict[str, np.ndarray]:
         observation = self.batch.observation()
-        if self.copy:
-            return {key: value.copy() for key, value in observation.items()}
-        return observation
+        if not self.copy:
+            return observation
+        shared = self._static_copies
+        if shared is None:
+            shared = self._static_copies = {
+                key: read_only_copy(observation[key]) for key in self.batch_class.static_keys
+            }
+        return {
+            key: shared[key] if key in shared else value.copy()
+            for key, value in observation.items()
+        }
+
+
+def read_only_copy(array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` that refuses writes, so one handed out for several steps cannot be
+    changed by whoever received it."""
+    copied = array.copy()
+    copied.flags.writeable = False
+    return copied
 
 
 def as_tensors(observation: Mapping[str, np.ndarray]) -> dict[str, Any]:

@@ -197,6 +197,29 @@ def test_a_mode_the_plugin_does_not_declare_is_refused_clearly(maxcut: type) -> 
         variant(instance, 0)
 
 
+def test_a_plugin_without_a_batched_episode_is_refused_by_name(maxcut: type) -> None:
+    """MaxCut declares a structured episode but no ``vector``: the batched env is refused,
+    naming it, and gymnasium's sync vector env of its single envs still works."""
+    from npgym.capabilities import MissingCapabilityError
+    from npgym.vector import VectorStructuredEnv
+
+    npgym.register_task(maxcut)
+    with pytest.raises(MissingCapabilityError, match="task 'MaxCut' has no batched"):
+        gym.make_vec(
+            "npgym/MaxCut-easy",
+            num_envs=2,
+            vectorization_mode="vector_entry_point",
+            mode="structured",
+        )
+    with pytest.raises(MissingCapabilityError, match="task 'MaxCut' declares no vector"):
+        VectorStructuredEnv("MaxCut", "easy", 2)
+    sync = gym.make_vec(
+        "npgym/MaxCut-easy", num_envs=2, vectorization_mode="sync", mode="structured"
+    )
+    observation, _ = sync.reset(seed=0)
+    assert observation["action_mask"].shape[0] == 2
+
+
 @pytest.mark.parametrize(
     ("name", "declaration", "message"),
     [

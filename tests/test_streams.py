@@ -17,8 +17,10 @@ from npgym.streams import (
     integer,
     next_seeds,
     next_uint64,
+    permutation,
     seed_instance_stream,
     seed_state,
+    uniform,
 )
 
 ENTROPY = st.lists(st.integers(0, 2**200), min_size=1, max_size=4) | st.integers(0, 2**130)
@@ -106,3 +108,13 @@ def test_bounded_at_its_range_edges(inclusive_range: int) -> None:
 def test_negative_entropy_is_refused() -> None:
     with pytest.raises(ValueError, match="non-negative"):
         entropy_words([3, -1])
+
+
+@given(entropy=ENTROPY, n=st.integers(0, 300) | st.integers(0, 5000))
+@settings(max_examples=200)
+def test_uniform_and_permutation_match_the_generator(entropy: int | list[int], n: int) -> None:
+    """``random()`` and ``permutation(n)``, interleaved as the generators draw them."""
+    ours, theirs = stream(entropy), np.random.default_rng(entropy)
+    assert uniform(ours) == theirs.random()
+    assert permutation(ours, n).tolist() == theirs.permutation(n).tolist()
+    assert uniform(ours) == theirs.random()

@@ -45,6 +45,7 @@ class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColorin
     instance_type = GraphColoringInstance
     tiers: ClassVar[dict[str, generator.GraphColoringConfig]] = generator.TIERS
     episode = "npgym.tasks.graph_coloring.structured:GraphColoringEpisode"
+    vector = "npgym.tasks.graph_coloring.vector:GraphColoringBatch"
     drawer = "npgym.tasks.graph_coloring.render:draw"
     variant_maker = "npgym.tasks.graph_coloring.variants:make_variant"
     inverse = "npgym.tasks.graph_coloring.inverse:INVERSE"

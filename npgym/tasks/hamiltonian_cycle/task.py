@@ -46,6 +46,7 @@ class HamiltonianCycleTask(KernelTask[HamiltonianCycleInstance, generator.Hamilt
     instance_type = HamiltonianCycleInstance
     tiers: ClassVar[dict[str, generator.HamiltonianCycleConfig]] = generator.TIERS
     episode = "npgym.tasks.hamiltonian_cycle.structured:HamiltonianCycleEpisode"
+    vector = "npgym.tasks.hamiltonian_cycle.vector:HamiltonianCycleBatch"
     drawer = "npgym.tasks.hamiltonian_cycle.render:draw"
     variant_maker = "npgym.tasks.hamiltonian_cycle.variants:make_variant"
     inverse = "npgym.tasks.hamiltonian_cycle.inverse:INVERSE"

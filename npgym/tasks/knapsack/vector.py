@@ -22,6 +22,8 @@ class KnapsackBatch(BatchedEpisode):
 
     episode = KnapsackEpisode
 
+    static_keys = ("weights", "values", "capacity", "item_mask")
+
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
         size = limits["n"]

@@ -20,6 +20,8 @@ from npgym.vector import BatchedEpisode
 class VertexSetBatch(BatchedEpisode):
     """B vertex sets grown one pairwise-compatible vertex at a time, or stopped."""
 
+    static_keys = ("adjacency", "vertex_mask")
+
     @classmethod
     def compatible(cls, instance: GraphInstance) -> np.ndarray:
         """``[u, v]`` True when u and v may both be in the set."""

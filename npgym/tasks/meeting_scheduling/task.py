@@ -51,6 +51,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
     instance_type = MeetingSchedulingInstance
     tiers: ClassVar[dict[str, generator.MeetingSchedulingConfig]] = generator.TIERS
     episode = "npgym.tasks.meeting_scheduling.structured:MeetingSchedulingEpisode"
+    vector = "npgym.tasks.meeting_scheduling.vector:MeetingSchedulingBatch"
     drawer = "npgym.tasks.meeting_scheduling.render:draw"
     variant_maker = "npgym.tasks.meeting_scheduling.variants:make_variant"
     inverse = "npgym.tasks.meeting_scheduling.inverse:INVERSE"

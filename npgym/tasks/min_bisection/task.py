@@ -44,6 +44,7 @@ class MinBisectionTask(KernelTask[MinBisectionInstance, generator.MinBisectionCo
     instance_type = MinBisectionInstance
     tiers: ClassVar[dict[str, generator.MinBisectionConfig]] = generator.TIERS
     episode = "npgym.tasks.min_bisection.structured:MinBisectionEpisode"
+    vector = "npgym.tasks.min_bisection.vector:MinBisectionBatch"
     drawer = "npgym.tasks.min_bisection.render:draw"
     variant_maker = "npgym.tasks.min_bisection.variants:make_variant"
     inverse = "npgym.tasks.min_bisection.inverse:INVERSE"

@@ -47,6 +47,7 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
     instance_type = SetCoverInstance
     tiers: ClassVar[dict[str, generator.SetCoverConfig]] = generator.TIERS
     episode = "npgym.tasks.set_cover.structured:SetCoverEpisode"
+    vector = "npgym.tasks.set_cover.vector:SetCoverBatch"
     drawer = "npgym.tasks.set_cover.render:draw"
     variant_maker = "npgym.tasks.set_cover.variants:make_variant"
     inverse = "npgym.tasks.set_cover.inverse:INVERSE"

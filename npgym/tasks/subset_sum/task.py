@@ -37,6 +37,7 @@ class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
     instance_type = SubsetSumInstance
     tiers: ClassVar[dict[str, generator.SubsetSumConfig]] = generator.TIERS
     episode = "npgym.tasks.subset_sum.structured:SubsetSumEpisode"
+    vector = "npgym.tasks.subset_sum.vector:SubsetSumBatch"
     drawer = "npgym.tasks.subset_sum.render:draw"
     variant_maker = "npgym.tasks.subset_sum.variants:make_variant"
     inverse = "npgym.tasks.subset_sum.inverse:INVERSE"

@@ -34,6 +34,8 @@ class TSPBatch(BatchedEpisode):
 
     episode = TSPEpisode
 
+    static_keys = ("distances", "coordinates", "has_coordinates", "city_mask")
+
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
         size = limits["n"]

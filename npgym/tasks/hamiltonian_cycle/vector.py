@@ -1,0 +1,386 @@
+"""HamiltonianCycle's structured episodes over a batch (``npgym.vector``): the observation of
+:class:`~npgym.tasks.hamiltonian_cycle.structured.HamiltonianCycleEpisode` with the batch first,
+stepped in one numba call.
+
+Each slot holds its padded adjacency, its graph's 2-core (where the walk may go, peeled in the
+compiled restart), the path so far and, once closed, the path position the cycle starts from; a
+move extends the path or closes the longest cycle the path allows.
+
+With the objective reward, instances of the generator's revision 2 are drawn in compiled code
+(:meth:`HamiltonianCycleBatch.load_seeded`): drawing one through ``task.generate`` costs more
+than a whole episode's steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from npgym.heuristics.jit import njit
+from npgym.instance import Instance
+from npgym.streams import (
+    STATE_WORDS,
+    choice_without_replacement,
+    integer,
+    next_uint32,
+    next_uint64,
+    seed_instance_stream,
+)
+from npgym.tasks.hamiltonian_cycle.generator import HamiltonianCycleConfig
+from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
+from npgym.tasks.hamiltonian_cycle.structured import HamiltonianCycleEpisode
+from npgym.vector import BatchedEpisode
+
+
+class HamiltonianCycleBatch(BatchedEpisode):
+    """B walks inside the 2-core, each closed into a cycle by its last move."""
+
+    episode = HamiltonianCycleEpisode
+
+    static_keys = ("adjacency", "vertex_mask")
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        size = limits["n"]
+        self.buffers = {
+            "adjacency": np.zeros((batch_size, size, size), np.int8),
+            "vertex_mask": np.zeros((batch_size, size), np.int8),
+            "path": np.full((batch_size, size), -1, np.int64),
+            "on_path": np.zeros((batch_size, size), np.int8),
+            "current": np.full((batch_size, 1), -1, np.int64),
+            "action_mask": np.zeros((batch_size, size + 1), np.int8),
+        }
+        self.core = np.zeros((batch_size, size), np.bool_)
+        self.vertex_count = np.zeros(batch_size, np.int64)
+        self.steps = np.zeros(batch_size, np.int64)
+        self.closed_from = np.full(batch_size, -1, np.int64)
+        """The path position the closed cycle starts from, -1 while the walk goes on."""
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, HamiltonianCycleInstance)
+        return {"adjacency": instance.adjacency}
+
+    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
+        buffers = self.buffers
+        for slot, drawn in zip(slots, arrays, strict=True):
+            n = drawn["adjacency"].shape[0]
+            buffers["adjacency"][slot] = 0
+            buffers["adjacency"][slot, :n, :n] = drawn["adjacency"]
+            self.vertex_count[slot] = n
+        self._restart(slots)
+
+    def _restart(self, slots: np.ndarray) -> None:
+        buffers = self.buffers
+        _restart(
+            np.asarray(slots, np.int64),
+            self.vertex_count,
+            buffers["adjacency"],
+            self.core,
+            buffers["vertex_mask"],
+            buffers["path"],
+            buffers["on_path"],
+            buffers["current"],
+            buffers["action_mask"],
+            self.steps,
+            self.closed_from,
+        )
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, HamiltonianCycleConfig)
+        if config.revision != 2:
+            return False
+        assert config.separator_share is not None and config.hub_share is not None
+        assert config.hub_links is not None  # revision 2's fields (its validator checks them)
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            (config.n_min, config.n_max),
+            (
+                config.density,
+                config.hamiltonian_share,
+                config.separator_share,
+                config.hub_share,
+                config.hub_links,
+            ),
+            self.buffers["adjacency"],
+            self.vertex_count,
+        )
+        self._restart(slots)
+        return True
+
+    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        finished = np.zeros(self.batch_size, np.bool_)
+        illegal = np.zeros(self.batch_size, np.bool_)
+        buffers = self.buffers
+        _step(
+            actions,
+            active,
+            self.vertex_count,
+            self.core,
+            buffers["adjacency"],
+            buffers["path"],
+            buffers["on_path"],
+            buffers["current"],
+            buffers["action_mask"],
+            self.steps,
+            self.closed_from,
+            finished,
+            illegal,
+        )
+        return finished, illegal
+
+    def objectives(self) -> np.ndarray:
+        """The cycle's length once closed, else the path's (the single episode's
+        ``partial_objective``)."""
+        closed = self.closed_from >= 0
+        return np.where(closed, self.steps - self.closed_from, self.steps).astype(np.float64)
+
+    def solution(self, slot: int) -> list[int]:
+        path = self.buffers["path"][slot, : self.steps[slot]].tolist()
+        start = int(self.closed_from[slot])
+        if start < 0:
+            return path
+        return [*path[start:], path[start]]
+
+
+@njit
+def _uniform(state: np.ndarray) -> float:
+    """``Generator.random()``: a double in [0, 1) from the top 53 bits of a 64-bit draw."""
+    return float(next_uint64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit
+def _permutation(state: np.ndarray, n: int) -> np.ndarray:
+    """``Generator.permutation(n)``: numpy's shuffle of ``arange(n)``, whose swap indices are
+    masked rejection draws on 32 bits (``random_interval``; n is at most 500 here), not the
+    bounded integers of ``integers``."""
+    order = np.arange(n)
+    for index in range(n - 1, 0, -1):
+        mask = np.uint64(index)
+        for shift in (1, 2, 4, 8, 16, 32):
+            mask |= mask >> np.uint64(shift)
+        other = next_uint32(state) & mask
+        while other > np.uint64(index):
+            other = next_uint32(state) & mask
+        swap = np.int64(other)
+        order[index], order[swap] = order[swap], order[index]
+    return order
+
+
+@njit
+def _draw_into(
+    slots: np.ndarray,
+    seeds: np.ndarray,
+    key: int,
+    sizes: tuple[int, int],
+    shares: tuple[float, float, float, float, float],
+    adjacency: np.ndarray,
+    vertex_count: np.ndarray,
+) -> None:
+    """Each slot's graph as :func:`~npgym.tasks.hamiltonian_cycle.generator.build` (revision 2)
+    draws it from ``task.generate``'s stream for its seed, numpy's draws reproduced by
+    :mod:`npgym.streams`. ``sizes`` is ``(n_min, n_max)``, ``shares`` the config's
+    ``(density, hamiltonian_share, separator_share, hub_share, hub_links)``."""
+    n_min, n_max = sizes
+    density, hamiltonian_share, separator_share, hub_share, hub_links = shares
+    state = np.zeros(STATE_WORDS, np.uint64)
+    for index in range(slots.shape[0]):
+        slot = slots[index]
+        seed_instance_stream(seeds[index], key, state)
+        n = integer(state, n_min, n_max + 1)
+        pairs = n * (n - 1) // 2
+        noise = min(max((density * pairs - n) / max(pairs - n, 1), 0.0), 1.0)
+        hamiltonian = _uniform(state) < hamiltonian_share
+        probability = np.full((n, n), noise)
+        planted = np.zeros((n, n), np.bool_)
+        if hamiltonian and _uniform(state) >= separator_share:
+            for vertex in range(n):
+                _join(planted, vertex, (vertex + 1) % n)
+        else:
+            spare = 0 if hamiltonian else (2 if n >= 8 and _uniform(state) < 0.5 else 1)
+            _separator(state, n, spare, noise, hub_share, hub_links, probability, planted)
+        chosen = np.zeros((n, n), np.bool_)
+        for u in range(n):
+            for v in range(u + 1, n):
+                chosen[u, v] = _uniform(state) < probability[u, v] or planted[u, v]
+        label = _permutation(state, n)
+        adjacency[slot] = 0
+        for u in range(n):
+            for v in range(u + 1, n):
+                if chosen[u, v]:
+                    adjacency[slot, label[u], label[v]] = 1
+                    adjacency[slot, label[v], label[u]] = 1
+        vertex_count[slot] = n
+
+
+@njit
+def _join(planted: np.ndarray, u: int, v: int) -> None:
+    """Plant the edge ``{u, v}``."""
+    planted[u, v] = True
+    planted[v, u] = True
+
+
+@njit
+def _separator(
+    state: np.ndarray,
+    n: int,
+    spare: int,
+    noise: float,
+    hub_share: float,
+    hub_links: float,
+    probability: np.ndarray,
+    planted: np.ndarray,
+) -> None:
+    """The separator construction of the generator's ``_separator``: hubs ``0..s-1``, then s
+    cycle components in turn, then the spare one (``spare`` vertices, none when 0); the noise
+    probability per pair and the planted edges, drawn as it draws them."""
+    smallest = max(spare, 1)
+    hub_count = max(2, min(np.int64(np.rint(hub_share * n)), (n - spare) // (smallest + 1)))
+    extra = n - hub_count - spare - hub_count * smallest
+    cuts = np.sort(choice_without_replacement(state, extra + hub_count - 1, hub_count - 1)) + 1
+    component = np.full(n, -1, np.int64)
+    first = np.empty(hub_count + 1, np.int64)  # component k is first[k]..first[k + 1] - 1
+    first[0] = hub_count
+    for index in range(hub_count):
+        high = cuts[index] if index < hub_count - 1 else extra + hub_count
+        low = cuts[index - 1] if index else 0
+        first[index + 1] = first[index] + high - low - 1 + smallest
+        component[first[index] : first[index + 1]] = index
+    component[first[hub_count] :] = hub_count  # the spare component, if any
+    link = min(hub_links / hub_count, 1.0)
+    for u in range(n):
+        for v in range(n):
+            if component[u] < 0 and component[v] < 0:
+                probability[u, v] = noise
+            elif component[u] < 0 or component[v] < 0:
+                probability[u, v] = link
+            else:
+                probability[u, v] = noise if component[u] == component[v] else 0.0
+    for hub in range(hub_count):
+        _join(planted, hub, first[hub])
+        for vertex in range(first[hub], first[hub + 1] - 1):
+            _join(planted, vertex, vertex + 1)
+        _join(planted, first[hub + 1] - 1, (hub + 1) % hub_count)
+    if spare:
+        for vertex in range(first[hub_count], n - 1):
+            _join(planted, vertex, vertex + 1)
+        ends = choice_without_replacement(state, hub_count, 2)
+        _join(planted, ends[0], first[hub_count])
+        _join(planted, ends[1], n - 1)
+
+
+@njit
+def _restart(
+    slots: np.ndarray,
+    vertex_count: np.ndarray,
+    adjacency: np.ndarray,
+    core: np.ndarray,
+    vertex_mask: np.ndarray,
+    path: np.ndarray,
+    on_path: np.ndarray,
+    current: np.ndarray,
+    action_mask: np.ndarray,
+    steps: np.ndarray,
+    closed_from: np.ndarray,
+) -> None:
+    """Empty walks in ``slots``: any 2-core vertex may start, closing is not yet legal."""
+    size = vertex_mask.shape[1]
+    for slot in slots:
+        _peel(adjacency[slot], vertex_count[slot], core[slot])
+        for vertex in range(size):
+            vertex_mask[slot, vertex] = vertex < vertex_count[slot]
+            path[slot, vertex] = -1
+            on_path[slot, vertex] = 0
+            action_mask[slot, vertex] = core[slot, vertex]
+        action_mask[slot, size] = 0
+        current[slot, 0] = -1
+        steps[slot] = 0
+        closed_from[slot] = -1
+
+
+@njit
+def _peel(adjacency: np.ndarray, n: int, core: np.ndarray) -> None:
+    """``core`` the 2-core of the first ``n`` vertices (those left after repeatedly removing
+    the vertices of degree below 2), as :func:`~npgym.tasks.hamiltonian_cycle.structured.two_core`
+    finds it; padding is outside."""
+    degree = np.zeros(n, np.int64)
+    weak = np.empty(n, np.int64)
+    count = 0
+    core[:] = False
+    for vertex in range(n):
+        core[vertex] = True
+        for other in range(n):
+            degree[vertex] += adjacency[vertex, other]
+        if degree[vertex] < 2:
+            core[vertex] = False
+            weak[count] = vertex
+            count += 1
+    while count:
+        count -= 1
+        vertex = weak[count]
+        for other in range(n):
+            if adjacency[vertex, other] and core[other]:
+                degree[other] -= 1
+                if degree[other] < 2:
+                    core[other] = False
+                    weak[count] = other
+                    count += 1
+
+
+@njit
+def _step(
+    actions: np.ndarray,
+    active: np.ndarray,
+    vertex_count: np.ndarray,
+    core: np.ndarray,
+    adjacency: np.ndarray,
+    path: np.ndarray,
+    on_path: np.ndarray,
+    current: np.ndarray,
+    action_mask: np.ndarray,
+    steps: np.ndarray,
+    closed_from: np.ndarray,
+    finished: np.ndarray,
+    illegal: np.ndarray,
+) -> None:
+    """Walk each active slot to its vertex, or close its cycle from the earliest path position
+    adjacent to the current vertex (at least two steps back). Flags finished cycles and illegal
+    moves."""
+    size = path.shape[1]
+    for slot in range(actions.shape[0]):
+        if not active[slot]:
+            continue
+        action = actions[slot]
+        if action < 0 or action > size or action_mask[slot, action] == 0:
+            illegal[slot] = True
+            action_mask[slot, :] = 0
+            continue
+        here = current[slot, 0]
+        if action < size:
+            path[slot, steps[slot]] = action
+            steps[slot] += 1
+            on_path[slot, action] = 1
+            current[slot, 0] = action
+            here = action
+        close = -1
+        for index in range(steps[slot] - 2):
+            if adjacency[slot, here, path[slot, index]]:
+                close = index
+                break
+        if action == size:
+            closed_from[slot] = close
+            finished[slot] = True
+            action_mask[slot, :] = 0
+            continue
+        for vertex in range(vertex_count[slot]):
+            action_mask[slot, vertex] = (
+                core[slot, vertex] and adjacency[slot, here, vertex] and on_path[slot, vertex] == 0
+            )
+        action_mask[slot, size] = close >= 0
