@@ -16,6 +16,14 @@ compile). A library that cannot be imported shows as 'not installed'.
 Targets (exit 1 when missed): at B = 256, npgym's vector env makes at least
 :data:`SYNC_RATIO_TARGET` times the env-steps of gymnasium's sync vector env over the same npgym
 envs, and at least as many as rl4co (a missing rl4co is a miss: the target cannot be checked).
+
+``--every-task`` measures instead every task that declares a batched env, at its medium tier:
+npgym's vector env (copied observations) against gymnasium's sync vector env over the same
+single envs at B = 256, both in ``reward_mode="objective"`` on random legal moves, every step
+counted (autoreset steps included, on both sides); exit 1 when one is below
+:data:`SYNC_RATIO_TARGET`::
+
+    python bench/env_throughput.py --every-task
 """
 
 from __future__ import annotations
@@ -175,12 +183,64 @@ def installed(kind: str) -> bool:
     return True
 
 
+def task_rate(task: str, mode: str, env_steps: int) -> float:
+    """Env-steps per CPU second of ``task``'s medium tier at B = 256, batched (``mode`` is
+    ``"vector_entry_point"``) or gymnasium's sync env of single envs (``"sync"``), after 100
+    warm-up steps."""
+    import gymnasium as gym
+
+    import npgym  # noqa: F401
+
+    env = gym.make_vec(
+        f"npgym/{task}-medium",
+        num_envs=TARGET_BATCH,
+        vectorization_mode=mode,
+        mode="structured",
+        reward_mode="objective",
+    )
+    rng = np.random.default_rng(0)
+    observation, _ = env.reset(seed=0)
+    for _ in range(100):
+        observation, *_ = env.step(random_legal(observation["action_mask"], rng))
+    steps = max(env_steps // TARGET_BATCH, 1)
+    start = time.process_time()
+    for _ in range(steps):
+        observation, *_ = env.step(random_legal(observation["action_mask"], rng))
+    return TARGET_BATCH * steps / (time.process_time() - start)
+
+
+def every_task(env_steps: int) -> int:
+    """Print each batched task's vector/sync ratio at B = 256; 1 when one misses the target."""
+    from npgym import testing
+
+    print(f"{'task (medium, B=256)':<22}{'vector':>14}{'sync':>12}{'ratio':>9}")
+    missed = []
+    for task in testing.tasks_declaring("vector"):
+        ours = task_rate(task, "vector_entry_point", env_steps)
+        theirs = task_rate(task, "sync", max(env_steps // 20, TARGET_BATCH))
+        ratio = ours / theirs
+        verdict = "" if ratio >= SYNC_RATIO_TARGET else "  MISSED"
+        print(f"{task:<22}{ours:>14,.0f}{theirs:>12,.0f}{ratio:>8.1f}x{verdict}")
+        if ratio < SYNC_RATIO_TARGET:
+            missed.append(task)
+    print(
+        f"target: vector >= {SYNC_RATIO_TARGET}x sync for every task: "
+        + (f"MISSED by {', '.join(missed)}" if missed else "ok")
+    )
+    return 1 if missed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batches", type=int, nargs="+", default=[1, TARGET_BATCH, 1024])
     parser.add_argument("--cities", type=int, default=20)
     parser.add_argument("--env-steps", type=int, default=ENV_STEPS_PER_MEASURE)
+    parser.add_argument(
+        "--every-task", action="store_true", help="every batched task against the sync env"
+    )
     args = parser.parse_args(argv)
+    if args.every_task:
+        return every_task(args.env_steps)
     try:
         import torch
 

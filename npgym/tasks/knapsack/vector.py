@@ -9,9 +9,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
+from npgym.task import Task
+from npgym.tasks.knapsack.generator import KnapsackConfig, plant
 from npgym.tasks.knapsack.instance import KnapsackInstance
 from npgym.tasks.knapsack.structured import KnapsackEpisode
 from npgym.vector import BatchedEpisode
@@ -48,6 +51,13 @@ class KnapsackBatch(BatchedEpisode):
             "values": instance.value_array,
             "capacity": instance.capacity,
         }
+
+    @classmethod
+    def draw(cls, task: Task[Any, Any], rng: np.random.Generator, config: BaseModel) -> Any:
+        """The generator's items, without building (and validating) the instance."""
+        assert isinstance(config, KnapsackConfig)
+        drawn = plant(rng, config)
+        return {"weights": drawn.weights, "values": drawn.values, "capacity": drawn.capacity}
 
     def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
         buffers = self.buffers

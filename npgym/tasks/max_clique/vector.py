@@ -9,10 +9,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from npgym.graphs import GraphInstance
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
+from npgym.task import Task
 from npgym.tasks.max_clique.structured import MaxCliqueEpisode
 from npgym.vector import BatchedEpisode
 
@@ -23,9 +25,9 @@ class VertexSetBatch(BatchedEpisode):
     static_keys = ("adjacency", "vertex_mask")
 
     @classmethod
-    def compatible(cls, instance: GraphInstance) -> np.ndarray:
-        """``[u, v]`` True when u and v may both be in the set."""
-        return instance.adjacency
+    def compatible(cls, adjacency: np.ndarray) -> np.ndarray:
+        """``[u, v]`` True when u and v may both be in the set, from the graph's adjacency."""
+        return adjacency
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -43,7 +45,18 @@ class VertexSetBatch(BatchedEpisode):
     @classmethod
     def arrays(cls, instance: Instance) -> dict[str, Any]:
         assert isinstance(instance, GraphInstance)
-        return {"adjacency": instance.adjacency, "compatible": cls.compatible(instance)}
+        return {"adjacency": instance.adjacency, "compatible": cls.compatible(instance.adjacency)}
+
+    @classmethod
+    def draw(cls, task: Task[Any, Any], rng: np.random.Generator, config: BaseModel) -> Any:
+        """The generator's graph as arrays, without building (and validating) its instance."""
+        fields = task.build(rng, config)
+        n = int(fields["n"])
+        pairs = np.asarray(fields["edges"], np.int64).reshape(-1, 2)
+        adjacency = np.zeros((n, n), np.bool_)
+        adjacency[pairs[:, 0], pairs[:, 1]] = True
+        adjacency[pairs[:, 1], pairs[:, 0]] = True
+        return {"adjacency": adjacency, "compatible": cls.compatible(adjacency)}
 
     def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
         buffers = self.buffers

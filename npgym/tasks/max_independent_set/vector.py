@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from npgym.graphs import GraphInstance
+from npgym.heuristics.cliques import complement
 from npgym.tasks.max_clique.vector import VertexSetBatch
-from npgym.tasks.max_independent_set.instance import MaxIndependentSetInstance
 from npgym.tasks.max_independent_set.structured import MaxIndependentSetEpisode
 
 
@@ -17,6 +16,7 @@ class MaxIndependentSetBatch(VertexSetBatch):
     episode = MaxIndependentSetEpisode
 
     @classmethod
-    def compatible(cls, instance: GraphInstance) -> np.ndarray:
-        assert isinstance(instance, MaxIndependentSetInstance)
-        return instance.complement_adjacency
+    def compatible(cls, adjacency: np.ndarray) -> np.ndarray:
+        """Pairs that are no edge (the complement graph, as the instance's
+        ``complement_adjacency``)."""
+        return complement(adjacency)
