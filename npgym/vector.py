@@ -42,7 +42,7 @@ and handed out read-only until the next load, so a step does not pay for copying
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -54,6 +54,7 @@ from pydantic import BaseModel
 
 from npgym.config import TIER_DIFFICULTY
 from npgym.env_options import check_reference_time_limit
+from npgym.heuristics.jit import njit
 from npgym.instance import Instance
 from npgym.reward import RewardSpec, resolve_reward
 from npgym.streams import STATE_WORDS, entropy_words, next_seeds, seed_state
@@ -82,22 +83,64 @@ class BatchedEpisode(ABC):
     """
 
     episode: ClassVar[type[Episode]]
-    buffers: dict[str, np.ndarray]
-    """Every observation key, ``action_mask`` included, batch first: a subclass allocates them
-    in its ``__init__`` and its compiled step writes them in place."""
     static_keys: ClassVar[tuple[str, ...]] = ()
     """The observation keys that only :meth:`load` and :meth:`load_seeded` write (the
     instance's own arrays, such as its distances): with ``copy=True`` the env copies them once
     per load instead of at every step."""
+    restart_kernel: ClassVar[Callable[..., None]]
+    """Compiled ``(slots, *restart_arguments)``: a fresh episode in each of ``slots`` on the
+    instance loaded there (a ``staticmethod`` of the subclass)."""
+    restart_arguments: ClassVar[str]
+    """The restart kernel's arrays after ``slots``, by name, separated by spaces: observation
+    buffers (:attr:`buffers`) or per-slot arrays of the subclass (see :meth:`argument`)."""
+    step_kernel: ClassVar[Callable[..., None]]
+    """Compiled ``(actions, moving, *step_arguments, finished)``: the move of every ``moving``
+    slot, whose action is legal (checked before, by :meth:`step`), flagging the slots that
+    finish (a finished slot gets an all-zero action mask)."""
+    step_arguments: ClassVar[str]
+    """The step kernel's arrays between ``moving`` and ``finished``, named as
+    :attr:`restart_arguments`."""
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         self.batch_size = batch_size
         self.limits = dict(limits)
+        self.buffers: dict[str, np.ndarray] = {
+            key: np.zeros((batch_size, *(space.shape or ())), space.dtype)
+            for key, space in self.episode.spaces(limits).items()
+        }
+        """Every observation key, ``action_mask`` included, batch first, shaped and typed as
+        the episode's spaces: the compiled kernels write them in place."""
+        self.buffers["action_mask"] = np.zeros(
+            (batch_size, self.episode.action_count(limits)), np.int8
+        )
+
+    def argument(self, name: str) -> np.ndarray:
+        """A kernel argument by name: an observation buffer, else the subclass's own per-slot
+        array of that name."""
+        found = self.buffers.get(name)
+        return found if found is not None else getattr(self, name)
+
+    def put(self, slot: int, name: str, value: Any) -> None:
+        """``value`` (an instance's array, or a number) into ``slot`` of the buffer or per-slot
+        array ``name``, in its top-left corner, zero elsewhere."""
+        target = self.argument(name)
+        value = np.asarray(value)
+        if target.ndim == 1:
+            target[slot] = value
+            return
+        target[slot] = 0
+        target[slot][tuple(slice(0, size) for size in value.shape)] = value
+
+    def restart(self, slots: np.ndarray) -> None:
+        """Fresh episodes in ``slots`` on their loaded instances (:attr:`restart_kernel`)."""
+        arguments = [self.argument(name) for name in self.restart_arguments.split()]
+        self.restart_kernel(np.asarray(slots, np.int64), *arguments)
 
     @classmethod
     @abstractmethod
     def arrays(cls, instance: Instance) -> dict[str, Any]:
-        """The arrays :meth:`load` takes, from an instance."""
+        """The arrays :meth:`load` takes, from an instance: by default each goes into the
+        buffer or per-slot array of its name (:meth:`put`), sizes included."""
 
     @classmethod
     def draw(cls, task: Task[Any, Any], rng: np.random.Generator, config: BaseModel) -> Any:
@@ -105,9 +148,12 @@ class BatchedEpisode(ABC):
         building it (faster), or ``None`` when the task has no such path."""
         return None
 
-    @abstractmethod
     def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
         """Start a fresh episode in each slot, on the instance whose arrays are given."""
+        for slot, drawn in zip(slots, arrays, strict=True):
+            for name, value in drawn.items():
+                self.put(slot, name, value)
+        self.restart(slots)
 
     def load_seeded(
         self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
@@ -118,12 +164,18 @@ class BatchedEpisode(ABC):
         path (then :meth:`draw` or ``task.generate`` is used per instance)."""
         return False
 
-    @abstractmethod
     def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply ``actions[b]`` in every ``active`` slot ``b``; ``(finished, illegal)`` masks.
 
-        An illegal move (out of range or masked) changes nothing and is reported; a slot that
-        finishes or moves illegally gets an all-zero action mask."""
+        An action out of range or masked is illegal: it changes nothing and its slot's action
+        mask becomes all zero. The legal ones go to :attr:`step_kernel`."""
+        moving = np.zeros(self.batch_size, np.bool_)
+        illegal = np.zeros(self.batch_size, np.bool_)
+        sort_moves(actions, active, self.buffers["action_mask"], moving, illegal)
+        finished = np.zeros(self.batch_size, np.bool_)
+        arguments = [self.argument(name) for name in self.step_arguments.split()]
+        self.step_kernel(actions, moving, *arguments, finished)
+        return finished, illegal
 
     def observation(self) -> dict[str, np.ndarray]:
         """Every observation key, ``action_mask`` included, as the live buffers."""
@@ -136,6 +188,28 @@ class BatchedEpisode(ABC):
     @abstractmethod
     def solution(self, slot: int) -> Any:
         """The solution built in ``slot``, in the task's answer shape."""
+
+
+@njit
+def sort_moves(
+    actions: np.ndarray,
+    active: np.ndarray,
+    action_mask: np.ndarray,
+    moving: np.ndarray,
+    illegal: np.ndarray,
+) -> None:
+    """Mark each active slot ``moving`` when its action is in range and unmasked, else
+    ``illegal``, with its action mask zeroed."""
+    width = action_mask.shape[1]
+    for slot in range(actions.shape[0]):
+        if not active[slot]:
+            continue
+        action = actions[slot]
+        if 0 <= action < width and action_mask[slot, action] != 0:
+            moving[slot] = True
+        else:
+            illegal[slot] = True
+            action_mask[slot, :] = 0
 
 
 def batch_type(task: str | Task[Any, Any]) -> type[BatchedEpisode]:

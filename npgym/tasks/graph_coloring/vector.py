@@ -9,7 +9,7 @@ With the objective reward, a batch of instances is drawn in one numba call that 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -32,100 +32,6 @@ from npgym.tasks.graph_coloring.generator import (
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 from npgym.tasks.graph_coloring.structured import GraphColoringEpisode
 from npgym.vector import BatchedEpisode
-
-
-class GraphColoringBatch(BatchedEpisode):
-    """B colourings built vertex by vertex from vertex 0."""
-
-    episode = GraphColoringEpisode
-
-    static_keys = ("adjacency", "vertex_mask")
-
-    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
-        super().__init__(batch_size, limits)
-        size = limits["n"]
-        self.buffers = {
-            "adjacency": np.zeros((batch_size, size, size), np.int8),
-            "vertex_mask": np.zeros((batch_size, size), np.int8),
-            "colours": np.full((batch_size, size), -1, np.int64),
-            "vertex": np.zeros((batch_size, 1), np.int64),
-            "action_mask": np.zeros((batch_size, size), np.int8),
-        }
-        self.vertex_count = np.zeros(batch_size, np.int64)
-        self.top = np.full(batch_size, -1, np.int64)
-        """The largest colour used in each slot (-1 before the first)."""
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, GraphColoringInstance)
-        return {"adjacency": instance.adjacency}
-
-    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
-        buffers = self.buffers
-        for slot, drawn in zip(slots, arrays, strict=True):
-            n = drawn["adjacency"].shape[0]
-            buffers["adjacency"][slot] = 0
-            buffers["adjacency"][slot, :n, :n] = drawn["adjacency"]
-            self.vertex_count[slot] = n
-        self._restart(slots)
-
-    def _restart(self, slots: np.ndarray) -> None:
-        buffers = self.buffers
-        _restart(
-            np.asarray(slots, np.int64),
-            self.vertex_count,
-            buffers["adjacency"],
-            buffers["vertex_mask"],
-            buffers["colours"],
-            buffers["vertex"],
-            buffers["action_mask"],
-            self.top,
-        )
-
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
-        assert isinstance(config, GraphColoringConfig)
-        if plants_certificate(config):
-            return False
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
-            config.n_min,
-            config.n_max,
-            config.colours_min,
-            config.colours_max,
-            config.density,
-            self.buffers["adjacency"],
-            self.vertex_count,
-        )
-        self._restart(slots)
-        return True
-
-    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finished = np.zeros(self.batch_size, np.bool_)
-        illegal = np.zeros(self.batch_size, np.bool_)
-        buffers = self.buffers
-        _step(
-            actions,
-            active,
-            self.vertex_count,
-            buffers["adjacency"],
-            buffers["colours"],
-            buffers["vertex"],
-            buffers["action_mask"],
-            self.top,
-            finished,
-            illegal,
-        )
-        return finished, illegal
-
-    def objectives(self) -> np.ndarray:
-        return (self.top + 1).astype(np.float64)
-
-    def solution(self, slot: int) -> list[int]:
-        return self.buffers["colours"][slot, : self.buffers["vertex"][slot, 0]].tolist()
 
 
 @njit
@@ -246,7 +152,7 @@ def _restart(
 @njit
 def _step(
     actions: np.ndarray,
-    active: np.ndarray,
+    moving: np.ndarray,
     vertex_count: np.ndarray,
     adjacency: np.ndarray,
     colours: np.ndarray,
@@ -254,18 +160,12 @@ def _step(
     action_mask: np.ndarray,
     top: np.ndarray,
     finished: np.ndarray,
-    illegal: np.ndarray,
 ) -> None:
-    """Colour every active slot's next vertex; flag finished colourings and illegal moves."""
-    size = action_mask.shape[1]
+    """Colour every moving slot's next vertex; flag finished colourings."""
     for slot in range(actions.shape[0]):
-        if not active[slot]:
+        if not moving[slot]:
             continue
         colour = actions[slot]
-        if colour < 0 or colour >= size or action_mask[slot, colour] == 0:
-            illegal[slot] = True
-            action_mask[slot, :] = 0
-            continue
         current = vertex[slot, 0]
         colours[slot, current] = colour
         top[slot] = max(top[slot], colour)
@@ -275,3 +175,54 @@ def _step(
             action_mask[slot, :] = 0
         else:
             _legal_colours(slot, adjacency, colours, current + 1, top[slot], action_mask)
+
+
+class GraphColoringBatch(BatchedEpisode):
+    """B colourings built vertex by vertex from vertex 0."""
+
+    episode = GraphColoringEpisode
+
+    static_keys = ("adjacency", "vertex_mask")
+
+    restart_kernel = staticmethod(_restart)
+    restart_arguments = "vertex_count adjacency vertex_mask colours vertex action_mask top"
+    step_kernel = staticmethod(_step)
+    step_arguments = "vertex_count adjacency colours vertex action_mask top"
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        self.vertex_count = np.zeros(batch_size, np.int64)
+        self.top = np.full(batch_size, -1, np.int64)
+        """The largest colour used in each slot (-1 before the first)."""
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, GraphColoringInstance)
+        return {"adjacency": instance.adjacency, "vertex_count": instance.n}
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, GraphColoringConfig)
+        if plants_certificate(config):
+            return False
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.n_min,
+            config.n_max,
+            config.colours_min,
+            config.colours_max,
+            config.density,
+            self.buffers["adjacency"],
+            self.vertex_count,
+        )
+        self.restart(slots)
+        return True
+
+    def objectives(self) -> np.ndarray:
+        return (self.top + 1).astype(np.float64)
+
+    def solution(self, slot: int) -> list[int]:
+        return self.buffers["colours"][slot, : self.buffers["vertex"][slot, 0]].tolist()

@@ -13,7 +13,7 @@ than a whole episode's steps.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -33,121 +33,6 @@ from npgym.tasks.hamiltonian_cycle.generator import HamiltonianCycleConfig
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
 from npgym.tasks.hamiltonian_cycle.structured import HamiltonianCycleEpisode
 from npgym.vector import BatchedEpisode
-
-
-class HamiltonianCycleBatch(BatchedEpisode):
-    """B walks inside the 2-core, each closed into a cycle by its last move."""
-
-    episode = HamiltonianCycleEpisode
-
-    static_keys = ("adjacency", "vertex_mask")
-
-    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
-        super().__init__(batch_size, limits)
-        size = limits["n"]
-        self.buffers = {
-            "adjacency": np.zeros((batch_size, size, size), np.int8),
-            "vertex_mask": np.zeros((batch_size, size), np.int8),
-            "path": np.full((batch_size, size), -1, np.int64),
-            "on_path": np.zeros((batch_size, size), np.int8),
-            "current": np.full((batch_size, 1), -1, np.int64),
-            "action_mask": np.zeros((batch_size, size + 1), np.int8),
-        }
-        self.core = np.zeros((batch_size, size), np.bool_)
-        self.vertex_count = np.zeros(batch_size, np.int64)
-        self.steps = np.zeros(batch_size, np.int64)
-        self.closed_from = np.full(batch_size, -1, np.int64)
-        """The path position the closed cycle starts from, -1 while the walk goes on."""
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, HamiltonianCycleInstance)
-        return {"adjacency": instance.adjacency}
-
-    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
-        buffers = self.buffers
-        for slot, drawn in zip(slots, arrays, strict=True):
-            n = drawn["adjacency"].shape[0]
-            buffers["adjacency"][slot] = 0
-            buffers["adjacency"][slot, :n, :n] = drawn["adjacency"]
-            self.vertex_count[slot] = n
-        self._restart(slots)
-
-    def _restart(self, slots: np.ndarray) -> None:
-        buffers = self.buffers
-        _restart(
-            np.asarray(slots, np.int64),
-            self.vertex_count,
-            buffers["adjacency"],
-            self.core,
-            buffers["vertex_mask"],
-            buffers["path"],
-            buffers["on_path"],
-            buffers["current"],
-            buffers["action_mask"],
-            self.steps,
-            self.closed_from,
-        )
-
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
-        assert isinstance(config, HamiltonianCycleConfig)
-        if config.revision != 2:
-            return False
-        assert config.separator_share is not None and config.hub_share is not None
-        assert config.hub_links is not None  # revision 2's fields (its validator checks them)
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
-            (config.n_min, config.n_max),
-            (
-                config.density,
-                config.hamiltonian_share,
-                config.separator_share,
-                config.hub_share,
-                config.hub_links,
-            ),
-            self.buffers["adjacency"],
-            self.vertex_count,
-        )
-        self._restart(slots)
-        return True
-
-    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finished = np.zeros(self.batch_size, np.bool_)
-        illegal = np.zeros(self.batch_size, np.bool_)
-        buffers = self.buffers
-        _step(
-            actions,
-            active,
-            self.vertex_count,
-            self.core,
-            buffers["adjacency"],
-            buffers["path"],
-            buffers["on_path"],
-            buffers["current"],
-            buffers["action_mask"],
-            self.steps,
-            self.closed_from,
-            finished,
-            illegal,
-        )
-        return finished, illegal
-
-    def objectives(self) -> np.ndarray:
-        """The cycle's length once closed, else the path's (the single episode's
-        ``partial_objective``)."""
-        closed = self.closed_from >= 0
-        return np.where(closed, self.steps - self.closed_from, self.steps).astype(np.float64)
-
-    def solution(self, slot: int) -> list[int]:
-        path = self.buffers["path"][slot, : self.steps[slot]].tolist()
-        start = int(self.closed_from[slot])
-        if start < 0:
-            return path
-        return [*path[start:], path[start]]
 
 
 @njit
@@ -337,7 +222,7 @@ def _peel(adjacency: np.ndarray, n: int, core: np.ndarray) -> None:
 @njit
 def _step(
     actions: np.ndarray,
-    active: np.ndarray,
+    moving: np.ndarray,
     vertex_count: np.ndarray,
     core: np.ndarray,
     adjacency: np.ndarray,
@@ -348,20 +233,14 @@ def _step(
     steps: np.ndarray,
     closed_from: np.ndarray,
     finished: np.ndarray,
-    illegal: np.ndarray,
 ) -> None:
-    """Walk each active slot to its vertex, or close its cycle from the earliest path position
-    adjacent to the current vertex (at least two steps back). Flags finished cycles and illegal
-    moves."""
+    """Walk each moving slot to its vertex, or close its cycle from the earliest path position
+    adjacent to the current vertex (at least two steps back). Flags finished cycles."""
     size = path.shape[1]
     for slot in range(actions.shape[0]):
-        if not active[slot]:
+        if not moving[slot]:
             continue
         action = actions[slot]
-        if action < 0 or action > size or action_mask[slot, action] == 0:
-            illegal[slot] = True
-            action_mask[slot, :] = 0
-            continue
         here = current[slot, 0]
         if action < size:
             path[slot, steps[slot]] = action
@@ -384,3 +263,73 @@ def _step(
                 core[slot, vertex] and adjacency[slot, here, vertex] and on_path[slot, vertex] == 0
             )
         action_mask[slot, size] = close >= 0
+
+
+class HamiltonianCycleBatch(BatchedEpisode):
+    """B walks inside the 2-core, each closed into a cycle by its last move."""
+
+    episode = HamiltonianCycleEpisode
+
+    static_keys = ("adjacency", "vertex_mask")
+
+    restart_kernel = staticmethod(_restart)
+    restart_arguments = (
+        "vertex_count adjacency core vertex_mask path on_path current action_mask steps closed_from"
+    )
+    step_kernel = staticmethod(_step)
+    step_arguments = (
+        "vertex_count core adjacency path on_path current action_mask steps closed_from"
+    )
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        size = limits["n"]
+        self.core = np.zeros((batch_size, size), np.bool_)
+        self.vertex_count = np.zeros(batch_size, np.int64)
+        self.steps = np.zeros(batch_size, np.int64)
+        self.closed_from = np.full(batch_size, -1, np.int64)
+        """The path position the closed cycle starts from, -1 while the walk goes on."""
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, HamiltonianCycleInstance)
+        return {"adjacency": instance.adjacency, "vertex_count": instance.n}
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, HamiltonianCycleConfig)
+        if config.revision != 2:
+            return False
+        assert config.separator_share is not None and config.hub_share is not None
+        assert config.hub_links is not None  # revision 2's fields (its validator checks them)
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            (config.n_min, config.n_max),
+            (
+                config.density,
+                config.hamiltonian_share,
+                config.separator_share,
+                config.hub_share,
+                config.hub_links,
+            ),
+            self.buffers["adjacency"],
+            self.vertex_count,
+        )
+        self.restart(slots)
+        return True
+
+    def objectives(self) -> np.ndarray:
+        """The cycle's length once closed, else the path's (the single episode's
+        ``partial_objective``)."""
+        closed = self.closed_from >= 0
+        return np.where(closed, self.steps - self.closed_from, self.steps).astype(np.float64)
+
+    def solution(self, slot: int) -> list[int]:
+        path = self.buffers["path"][slot, : self.steps[slot]].tolist()
+        start = int(self.closed_from[slot])
+        if start < 0:
+            return path
+        return [*path[start:], path[start]]

@@ -11,7 +11,7 @@ strength each tier's preset fixes (never drawn per seed):
 
 - **Camouflage** (``camouflage`` in [0, 1]). An edge between a member and a non-member is drawn
   with a probability between ``density`` (0, revision 1) and the one at which a member's
-  expected degree equals a non-member's (1; :func:`_member_link_probability`). Pairs of
+  expected degree equals a non-member's (1; :func:`member_link_probability`). Pairs of
   non-members keep ``density``.
 - **A decoy** (``decoy_scale``; only for ``k >= 3``): ``decoy_scale * (k - 1)`` non-members
   (rounded half up, at most all of them) form a complete multipartite graph with ``k - 1`` parts
@@ -177,7 +177,7 @@ def build(rng: np.random.Generator, config: MaxCliqueConfig) -> dict[str, Any]:
     return _build_revision_2(rng, config)
 
 
-def _member_link_probability(n: int, size: int, density: float, camouflage: float) -> float:
+def member_link_probability(n: int, size: int, density: float, camouflage: float) -> float:
     """Edge probability between a clique member and a non-member.
 
     At ``camouflage`` 0 it is ``density``, as in revision 1. At 1 it is the probability ``q`` at
@@ -202,7 +202,7 @@ def _build_revision_2(rng: np.random.Generator, config: MaxCliqueConfig) -> dict
     order = rng.permutation(n)
     members, others = order[:size], order[size:]
     probability = np.full((n, n), config.density)
-    link = _member_link_probability(n, size, config.density, config.camouflage)
+    link = member_link_probability(n, size, config.density, config.camouflage)
     probability[np.ix_(members, others)] = link
     probability[np.ix_(others, members)] = link
     upper = np.triu(rng.random((n, n)) < probability, 1)

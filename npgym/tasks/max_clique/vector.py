@@ -1,11 +1,15 @@
 """MaxClique's structured episodes over a batch (``npgym.vector``): the observation of
 :class:`~npgym.tasks.max_clique.structured.MaxCliqueEpisode` with the batch first, stepped in one
 numba call. :class:`VertexSetBatch` serves MaxIndependentSet too, through :meth:`compatible`.
+
+With the objective reward, a batch of instances is drawn in one numba call that reproduces
+:func:`~npgym.tasks.max_clique.generator.build`'s numpy draws (:mod:`npgym.streams`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -14,95 +18,154 @@ from pydantic import BaseModel
 from npgym.graphs import GraphInstance
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
+from npgym.streams import (
+    STATE_WORDS,
+    choice_without_replacement,
+    integer,
+    permutation,
+    seed_instance_stream,
+    uniform,
+)
 from npgym.task import Task
+from npgym.tasks.max_clique.generator import MaxCliqueConfig, member_link_probability
 from npgym.tasks.max_clique.structured import MaxCliqueEpisode
 from npgym.vector import BatchedEpisode
 
-
-class VertexSetBatch(BatchedEpisode):
-    """B vertex sets grown one pairwise-compatible vertex at a time, or stopped."""
-
-    static_keys = ("adjacency", "vertex_mask")
-
-    @classmethod
-    def compatible(cls, adjacency: np.ndarray) -> np.ndarray:
-        """``[u, v]`` True when u and v may both be in the set, from the graph's adjacency."""
-        return adjacency
-
-    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
-        super().__init__(batch_size, limits)
-        size = limits["n"]
-        self.buffers = {
-            "adjacency": np.zeros((batch_size, size, size), np.int8),
-            "vertex_mask": np.zeros((batch_size, size), np.int8),
-            "selected": np.zeros((batch_size, size), np.int8),
-            "action_mask": np.zeros((batch_size, size + 1), np.int8),
-        }
-        self.compatible_pairs = np.zeros((batch_size, size, size), np.bool_)
-        self.vertex_count = np.zeros(batch_size, np.int64)
-        self.chosen = np.zeros(batch_size, np.int64)
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, GraphInstance)
-        return {"adjacency": instance.adjacency, "compatible": cls.compatible(instance.adjacency)}
-
-    @classmethod
-    def draw(cls, task: Task[Any, Any], rng: np.random.Generator, config: BaseModel) -> Any:
-        """The generator's graph as arrays, without building (and validating) its instance."""
-        fields = task.build(rng, config)
-        n = int(fields["n"])
-        pairs = np.asarray(fields["edges"], np.int64).reshape(-1, 2)
-        adjacency = np.zeros((n, n), np.bool_)
-        adjacency[pairs[:, 0], pairs[:, 1]] = True
-        adjacency[pairs[:, 1], pairs[:, 0]] = True
-        return {"adjacency": adjacency, "compatible": cls.compatible(adjacency)}
-
-    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
-        buffers = self.buffers
-        for slot, drawn in zip(slots, arrays, strict=True):
-            n = drawn["adjacency"].shape[0]
-            buffers["adjacency"][slot] = 0
-            buffers["adjacency"][slot, :n, :n] = drawn["adjacency"]
-            self.compatible_pairs[slot] = False
-            self.compatible_pairs[slot, :n, :n] = drawn["compatible"]
-            self.vertex_count[slot] = n
-        _restart(
-            np.asarray(slots, np.int64),
-            self.vertex_count,
-            buffers["vertex_mask"],
-            buffers["selected"],
-            buffers["action_mask"],
-            self.chosen,
-        )
-
-    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finished = np.zeros(self.batch_size, np.bool_)
-        illegal = np.zeros(self.batch_size, np.bool_)
-        _step(
-            actions,
-            active,
-            self.vertex_count,
-            self.compatible_pairs,
-            self.buffers["selected"],
-            self.buffers["action_mask"],
-            self.chosen,
-            finished,
-            illegal,
-        )
-        return finished, illegal
-
-    def objectives(self) -> np.ndarray:
-        return self.chosen.astype(np.float64)
-
-    def solution(self, slot: int) -> list[int]:
-        return np.flatnonzero(self.buffers["selected"][slot]).tolist()
+_link_probability = njit(member_link_probability)
+"""The generator's own formula, compiled: the same operations give the same float."""
 
 
-class MaxCliqueBatch(VertexSetBatch):
-    """Cliques: every added vertex adjacent to all selected ones."""
+@njit
+def planted_graph_into(
+    state: np.ndarray,
+    n_min: int,
+    n_max: int,
+    size_min: int,
+    size_max: int,
+    density: float,
+    planted_edges: bool,
+    graph: np.ndarray,
+) -> int:
+    """:func:`~npgym.tasks.max_clique.generator.planted_graph` into ``graph`` (all zero, at
+    least n x n): ``n``, the planted set (numpy's ``choice``), then one uniform per pair ``u < v``
+    in lexicographic order, the planted set's pairs forced in (``planted_edges``) or out. Returns
+    ``n``. Shared with MaxIndependentSet."""
+    n = integer(state, n_min, n_max + 1)
+    size = integer(state, min(size_min, n), min(size_max, n) + 1)
+    inside = np.zeros(n, np.bool_)
+    for vertex in choice_without_replacement(state, n, size):
+        inside[vertex] = True
+    for u in range(n):
+        for v in range(u + 1, n):
+            drawn = uniform(state) < density
+            edge = planted_edges if inside[u] and inside[v] else drawn
+            graph[u, v] = edge
+            graph[v, u] = edge
+    return n
 
-    episode = MaxCliqueEpisode
+
+@njit
+def _revision_2_into(
+    state: np.ndarray,
+    n_min: int,
+    n_max: int,
+    clique_min: int,
+    clique_max: int,
+    density: float,
+    camouflage: float,
+    decoy_scale: float,
+    graph: np.ndarray,
+) -> int:
+    """The generator's ``_build_revision_2`` into ``graph`` (all zero, at least n x n): ``n``,
+    the clique size, a permutation (members first), an n x n matrix of uniforms of which the
+    pairs ``u < v`` are kept, then the clique and the decoy's multipartite pairs. Returns ``n``."""
+    n = integer(state, n_min, n_max + 1)
+    size = integer(state, min(clique_min, n), min(clique_max, n) + 1)
+    order = permutation(state, n)
+    member = np.zeros(n, np.bool_)
+    for position in range(size):
+        member[order[position]] = True
+    link = _link_probability(n, size, density, camouflage)
+    for u in range(n):
+        for v in range(n):
+            draw = uniform(state)
+            if v <= u:
+                continue
+            chance = link if member[u] != member[v] else density
+            edge = (member[u] and member[v]) or draw < chance
+            graph[u, v] = edge
+            graph[v, u] = edge
+    if size >= 3:
+        decoy = min(math.floor(decoy_scale * (size - 1) + 0.5), n - size)
+        for i in range(decoy):
+            for j in range(decoy):
+                if i != j:
+                    graph[order[size + i], order[size + j]] = i % (size - 1) != j % (size - 1)
+    return n
+
+
+@njit
+def store_pairs(
+    slot: int,
+    n: int,
+    adjacency: np.ndarray,
+    compatible: np.ndarray,
+    vertex_count: np.ndarray,
+    complement: bool,
+) -> None:
+    """``compatible[slot]`` from the slot's drawn graph of ``n`` vertices: its adjacency, or
+    (``complement``) the complement graph's, no vertex paired with itself; and its vertex
+    count."""
+    compatible[slot] = False
+    for u in range(n):
+        for v in range(n):
+            edge = adjacency[slot, u, v] != 0
+            compatible[slot, u, v] = (not edge and u != v) if complement else edge
+    vertex_count[slot] = n
+
+
+@njit
+def _draw_into(
+    slots: np.ndarray,
+    seeds: np.ndarray,
+    key: int,
+    revision: int,
+    n_min: int,
+    n_max: int,
+    clique_min: int,
+    clique_max: int,
+    density: float,
+    camouflage: float,
+    decoy_scale: float,
+    adjacency: np.ndarray,
+    compatible: np.ndarray,
+    vertex_count: np.ndarray,
+) -> None:
+    """Each slot's graph as :func:`~npgym.tasks.max_clique.generator.build` draws it (by
+    ``revision``) from ``task.generate``'s stream for its seed, numpy's draws reproduced by
+    :mod:`npgym.streams`."""
+    state = np.zeros(STATE_WORDS, np.uint64)
+    for index in range(slots.shape[0]):
+        slot = slots[index]
+        seed_instance_stream(seeds[index], key, state)
+        adjacency[slot] = 0
+        if revision == 1:
+            n = planted_graph_into(
+                state, n_min, n_max, clique_min, clique_max, density, True, adjacency[slot]
+            )
+        else:
+            n = _revision_2_into(
+                state,
+                n_min,
+                n_max,
+                clique_min,
+                clique_max,
+                density,
+                camouflage,
+                decoy_scale,
+                adjacency[slot],
+            )
+        store_pairs(slot, n, adjacency, compatible, vertex_count, False)
 
 
 @njit
@@ -129,26 +192,21 @@ def _restart(
 @njit
 def _step(
     actions: np.ndarray,
-    active: np.ndarray,
+    moving: np.ndarray,
     vertex_count: np.ndarray,
     compatible: np.ndarray,
     selected: np.ndarray,
     action_mask: np.ndarray,
     chosen: np.ndarray,
     finished: np.ndarray,
-    illegal: np.ndarray,
 ) -> None:
-    """Add each active slot's vertex (or stop); the candidates left are the vertices compatible
-    with every selected one. Flags finished sets and illegal moves."""
+    """Add each moving slot's vertex (or stop); the candidates left are the vertices compatible
+    with every selected one. Flags finished sets."""
     size = selected.shape[1]
     for slot in range(actions.shape[0]):
-        if not active[slot]:
+        if not moving[slot]:
             continue
         action = actions[slot]
-        if action < 0 or action > size or action_mask[slot, action] == 0:
-            illegal[slot] = True
-            action_mask[slot, :] = 0
-            continue
         if action == size:
             finished[slot] = True
             action_mask[slot, :] = 0
@@ -166,3 +224,87 @@ def _step(
         else:
             finished[slot] = True
             action_mask[slot, :] = 0
+
+
+class VertexSetBatch(BatchedEpisode):
+    """B vertex sets grown one pairwise-compatible vertex at a time, or stopped."""
+
+    static_keys = ("adjacency", "vertex_mask")
+
+    @classmethod
+    def compatible(cls, adjacency: np.ndarray) -> np.ndarray:
+        """``[u, v]`` True when u and v may both be in the set, from the graph's adjacency."""
+        return adjacency
+
+    restart_kernel = staticmethod(_restart)
+    restart_arguments = "vertex_count vertex_mask selected action_mask chosen"
+    step_kernel = staticmethod(_step)
+    step_arguments = "vertex_count compatible_pairs selected action_mask chosen"
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        size = limits["n"]
+        self.compatible_pairs = np.zeros((batch_size, size, size), np.bool_)
+        self.vertex_count = np.zeros(batch_size, np.int64)
+        self.chosen = np.zeros(batch_size, np.int64)
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, GraphInstance)
+        return cls.graph_arrays(instance.adjacency)
+
+    @classmethod
+    def draw(cls, task: Task[Any, Any], rng: np.random.Generator, config: BaseModel) -> Any:
+        """The generator's graph as arrays, without building (and validating) its instance."""
+        fields = task.build(rng, config)
+        n = int(fields["n"])
+        pairs = np.asarray(fields["edges"], np.int64).reshape(-1, 2)
+        adjacency = np.zeros((n, n), np.bool_)
+        adjacency[pairs[:, 0], pairs[:, 1]] = True
+        adjacency[pairs[:, 1], pairs[:, 0]] = True
+        return cls.graph_arrays(adjacency)
+
+    @classmethod
+    def graph_arrays(cls, adjacency: np.ndarray) -> dict[str, Any]:
+        """What :meth:`load` puts in a slot for a graph: its adjacency, its compatible pairs
+        and its size."""
+        return {
+            "adjacency": adjacency,
+            "compatible_pairs": cls.compatible(adjacency),
+            "vertex_count": adjacency.shape[0],
+        }
+
+    def objectives(self) -> np.ndarray:
+        return self.chosen.astype(np.float64)
+
+    def solution(self, slot: int) -> list[int]:
+        return np.flatnonzero(self.buffers["selected"][slot]).tolist()
+
+
+class MaxCliqueBatch(VertexSetBatch):
+    """Cliques: every added vertex adjacent to all selected ones."""
+
+    episode = MaxCliqueEpisode
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, MaxCliqueConfig)
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.revision,
+            config.n_min,
+            config.n_max,
+            config.clique_min,
+            config.clique_max,
+            config.density,
+            config.camouflage or 0.0,
+            config.decoy_scale or 0.0,
+            self.buffers["adjacency"],
+            self.compatible_pairs,
+            self.vertex_count,
+        )
+        self.restart(slots)
+        return True

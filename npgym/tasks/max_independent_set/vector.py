@@ -1,12 +1,20 @@
 """MaxIndependentSet's structured episodes over a batch: MaxClique's
-(:mod:`npgym.tasks.max_clique.vector`) on the complement graph's pairs."""
+(:mod:`npgym.tasks.max_clique.vector`) on the complement graph's pairs.
+
+With the objective reward, a batch of instances is drawn in one numba call that reproduces
+:func:`~npgym.tasks.max_independent_set.generator.build`'s numpy draws (:mod:`npgym.streams`).
+"""
 
 from __future__ import annotations
 
 import numpy as np
+from pydantic import BaseModel
 
 from npgym.heuristics.cliques import complement
-from npgym.tasks.max_clique.vector import VertexSetBatch
+from npgym.heuristics.jit import njit
+from npgym.streams import STATE_WORDS, integer, permutation, seed_instance_stream, uniform
+from npgym.tasks.max_clique.vector import VertexSetBatch, planted_graph_into, store_pairs
+from npgym.tasks.max_independent_set.generator import MaxIndependentSetConfig
 from npgym.tasks.max_independent_set.structured import MaxIndependentSetEpisode
 
 
@@ -20,3 +28,98 @@ class MaxIndependentSetBatch(VertexSetBatch):
         """Pairs that are no edge (the complement graph, as the instance's
         ``complement_adjacency``)."""
         return complement(adjacency)
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, MaxIndependentSetConfig)
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.clique_cover,
+            config.n_min,
+            config.n_max,
+            config.set_min,
+            config.set_max,
+            config.density,
+            self.buffers["adjacency"],
+            self.compatible_pairs,
+            self.vertex_count,
+        )
+        self.restart(slots)
+        return True
+
+
+@njit
+def _covered_graph_into(
+    state: np.ndarray,
+    n_min: int,
+    n_max: int,
+    size_min: int,
+    size_max: int,
+    density: float,
+    graph: np.ndarray,
+) -> int:
+    """:func:`~npgym.tasks.max_independent_set.generator.covered_graph` into ``graph`` (all
+    zero, at least n x n): ``n``, ``k``, a permutation (planted vertices first), the other
+    vertices' groups, then one uniform per pair ``u < v`` in lexicographic order. Returns
+    ``n``."""
+    n = integer(state, n_min, n_max + 1)
+    k = integer(state, min(size_min, n), min(size_max, n) + 1)
+    order = permutation(state, n)
+    planted = np.sort(order[:k])
+    group = np.empty(n, np.int64)
+    inside = np.zeros(n, np.bool_)
+    for index in range(k):
+        group[planted[index]] = index
+        inside[planted[index]] = True
+    for position in range(k, n):
+        group[order[position]] = integer(state, 0, k)
+    outside_own_group = (n - k) * (1 - 1 / k)
+    unplanted_density = (
+        density * max(0.0, outside_own_group - k + 1) / outside_own_group
+        if outside_own_group > 0
+        else density
+    )
+    for u in range(n):
+        for v in range(u + 1, n):
+            draw = uniform(state)
+            planted_ends = np.int64(inside[u]) + np.int64(inside[v])
+            chance = density if planted_ends == 1 else unplanted_density
+            edge = group[u] == group[v] or (planted_ends < 2 and draw < chance)
+            graph[u, v] = edge
+            graph[v, u] = edge
+    return n
+
+
+@njit
+def _draw_into(
+    slots: np.ndarray,
+    seeds: np.ndarray,
+    key: int,
+    clique_cover: bool,
+    n_min: int,
+    n_max: int,
+    set_min: int,
+    set_max: int,
+    density: float,
+    adjacency: np.ndarray,
+    compatible: np.ndarray,
+    vertex_count: np.ndarray,
+) -> None:
+    """Each slot's graph as :func:`~npgym.tasks.max_independent_set.generator.build` draws it
+    from ``task.generate``'s stream for its seed, numpy's draws reproduced by
+    :mod:`npgym.streams`; its compatible pairs are the complement graph's."""
+    state = np.zeros(STATE_WORDS, np.uint64)
+    for index in range(slots.shape[0]):
+        slot = slots[index]
+        seed_instance_stream(seeds[index], key, state)
+        adjacency[slot] = 0
+        if clique_cover:
+            n = _covered_graph_into(state, n_min, n_max, set_min, set_max, density, adjacency[slot])
+        else:
+            n = planted_graph_into(
+                state, n_min, n_max, set_min, set_max, density, False, adjacency[slot]
+            )
+        store_pairs(slot, n, adjacency, compatible, vertex_count, True)

@@ -37,186 +37,6 @@ from npgym.tasks.meeting_scheduling.structured import MeetingSchedulingEpisode
 from npgym.vector import BatchedEpisode
 
 
-class MeetingSchedulingBatch(BatchedEpisode):
-    """B schedules built meeting by meeting."""
-
-    episode = MeetingSchedulingEpisode
-
-    static_keys = (
-        "attendance",
-        "durations",
-        "capacities",
-        "free",
-        "meeting_mask",
-        "attendee_mask",
-        "room_mask",
-        "slot_mask",
-    )
-
-    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
-        super().__init__(batch_size, limits)
-        k, a, r, s = (limits[key] for key in ("meetings", "attendees", "rooms", "slots"))
-        self.buffers = {
-            "attendance": np.zeros((batch_size, k, a), np.int8),
-            "durations": np.zeros((batch_size, k), np.int64),
-            "capacities": np.zeros((batch_size, r), np.int64),
-            "free": np.zeros((batch_size, a, s), np.int8),
-            "meeting_mask": np.zeros((batch_size, k), np.int8),
-            "attendee_mask": np.zeros((batch_size, a), np.int8),
-            "room_mask": np.zeros((batch_size, r), np.int8),
-            "slot_mask": np.zeros((batch_size, s), np.int8),
-            "schedule": np.full((batch_size, k, 2), -1, np.int64),
-            "room_busy": np.zeros((batch_size, r, s), np.int8),
-            "attendee_busy": np.zeros((batch_size, a, s), np.int8),
-            "meeting": np.zeros((batch_size, 1), np.int64),
-            "action_mask": np.zeros((batch_size, 1 + r * s), np.int8),
-        }
-        self.until = np.full((batch_size, a, s), -1, np.int64)
-        self.counts = np.zeros((batch_size, 4), np.int64)
-        """Meetings, attendees, rooms and slots of each slot's instance."""
-        self.times = np.zeros((batch_size, 3), np.int64)
-        """``day_start``, ``slot`` and ``day_end`` of each slot's instance (minutes)."""
-        self.value = np.zeros(batch_size, np.int64)
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, MeetingSchedulingInstance)
-        slot_count = (instance.day_end - instance.day_start) // instance.slot
-        starts = instance.day_start + instance.slot * np.arange(slot_count)
-        free = np.zeros((instance.n_attendees, slot_count), np.int8)
-        until = np.full((instance.n_attendees, slot_count), -1, np.int64)
-        for attendee, intervals in enumerate(instance.availability):
-            for start, end in intervals:
-                free[attendee] |= (starts >= start) & (starts + instance.slot <= end)
-                until[attendee, (starts >= start) & (starts < end)] = end
-        attendance = np.zeros((instance.n_meetings, instance.n_attendees), np.int8)
-        for index, meeting in enumerate(instance.meetings):
-            attendance[index, list(meeting.attendees)] = 1
-        return {
-            "attendance": attendance,
-            "durations": np.array([m.duration for m in instance.meetings], np.int64),
-            "capacities": np.array(instance.rooms, np.int64),
-            "free": free,
-            "until": until,
-            "times": (instance.day_start, instance.slot, instance.day_end),
-        }
-
-    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
-        buffers = self.buffers
-        for slot, drawn in zip(slots, arrays, strict=True):
-            k, a = drawn["attendance"].shape
-            r, s = len(drawn["capacities"]), drawn["free"].shape[1]
-            for key in ("attendance", "durations", "capacities", "free"):
-                buffers[key][slot] = 0
-            buffers["attendance"][slot, :k, :a] = drawn["attendance"]
-            buffers["durations"][slot, :k] = drawn["durations"]
-            buffers["capacities"][slot, :r] = drawn["capacities"]
-            buffers["free"][slot, :a, :s] = drawn["free"]
-            self.until[slot] = -1
-            self.until[slot, :a, :s] = drawn["until"]
-            self.counts[slot] = (k, a, r, s)
-            self.times[slot] = drawn["times"]
-        self._restart(slots)
-
-    def _restart(self, slots: np.ndarray) -> None:
-        buffers = self.buffers
-        _restart(
-            np.asarray(slots, np.int64),
-            self.counts,
-            self.times,
-            buffers["attendance"],
-            buffers["durations"],
-            buffers["capacities"],
-            self.until,
-            buffers["meeting_mask"],
-            buffers["attendee_mask"],
-            buffers["room_mask"],
-            buffers["slot_mask"],
-            buffers["schedule"],
-            buffers["room_busy"],
-            buffers["attendee_busy"],
-            buffers["meeting"],
-            buffers["action_mask"],
-            self.value,
-        )
-
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
-        assert isinstance(config, MeetingSchedulingConfig)
-        buffers = self.buffers
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
-            (
-                config.meetings_min,
-                config.meetings_max,
-                config.attendees_min,
-                config.attendees_max,
-                config.rooms_min,
-                config.rooms_max,
-                config.meeting_size_min,
-                config.meeting_size_max,
-                config.duration_slots_min,
-                config.duration_slots_max,
-                config.fragments_min,
-                config.fragments_max,
-                config.capacity_min,
-                config.capacity_slack,
-                config.slot,
-                config.day_start,
-                config.day_end,
-            ),
-            (config.coverage_min, config.coverage_max),
-            buffers["attendance"],
-            buffers["durations"],
-            buffers["capacities"],
-            buffers["free"],
-            self.until,
-            self.counts,
-            self.times,
-        )
-        self._restart(slots)
-        return True
-
-    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finished = np.zeros(self.batch_size, np.bool_)
-        illegal = np.zeros(self.batch_size, np.bool_)
-        buffers = self.buffers
-        _step(
-            actions,
-            active,
-            self.counts,
-            self.times,
-            buffers["attendance"],
-            buffers["durations"],
-            buffers["capacities"],
-            self.until,
-            buffers["schedule"],
-            buffers["room_busy"],
-            buffers["attendee_busy"],
-            buffers["meeting"],
-            buffers["action_mask"],
-            self.value,
-            finished,
-            illegal,
-        )
-        return finished, illegal
-
-    def objectives(self) -> np.ndarray:
-        return self.value.astype(np.float64)
-
-    def solution(self, slot: int) -> list[list[int]]:
-        day_start, length, _ = self.times[slot].tolist()
-        placed = self.buffers["schedule"][slot, : self.buffers["meeting"][slot, 0]].tolist()
-        return [
-            [meeting, room, day_start + start * length]
-            for meeting, (room, start) in enumerate(placed)
-            if room >= 0
-        ]
-
-
 @njit
 def _uniform(state: np.ndarray) -> float:
     """``Generator.random()``: a double in [0, 1) from the top 53 bits of a 64-bit draw."""
@@ -494,7 +314,7 @@ def _fill_mask(
 @njit
 def _step(
     actions: np.ndarray,
-    active: np.ndarray,
+    moving: np.ndarray,
     counts: np.ndarray,
     times: np.ndarray,
     attendance: np.ndarray,
@@ -508,19 +328,13 @@ def _step(
     action_mask: np.ndarray,
     value: np.ndarray,
     finished: np.ndarray,
-    illegal: np.ndarray,
 ) -> None:
-    """Skip or place every active slot's next meeting; flag finished schedules and illegal
-    moves."""
+    """Skip or place every moving slot's next meeting; flag finished schedules."""
     width = room_busy.shape[2]
     for slot in range(actions.shape[0]):
-        if not active[slot]:
+        if not moving[slot]:
             continue
         action = actions[slot]
-        if action < 0 or action >= action_mask.shape[1] or action_mask[slot, action] == 0:
-            illegal[slot] = True
-            action_mask[slot, :] = 0
-            continue
         current = meeting[slot, 0]
         if action > 0:
             room, start = divmod(action - 1, width)
@@ -555,3 +369,133 @@ def _step(
                 meeting,
                 action_mask,
             )
+
+
+class MeetingSchedulingBatch(BatchedEpisode):
+    """B schedules built meeting by meeting."""
+
+    episode = MeetingSchedulingEpisode
+
+    static_keys = (
+        "attendance",
+        "durations",
+        "capacities",
+        "free",
+        "meeting_mask",
+        "attendee_mask",
+        "room_mask",
+        "slot_mask",
+    )
+
+    restart_kernel = staticmethod(_restart)
+    restart_arguments = (
+        "counts times attendance durations capacities until meeting_mask attendee_mask "
+        "room_mask slot_mask schedule room_busy attendee_busy meeting action_mask value"
+    )
+    step_kernel = staticmethod(_step)
+    step_arguments = (
+        "counts times attendance durations capacities until schedule room_busy attendee_busy "
+        "meeting action_mask value"
+    )
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        attendees, slots = limits["attendees"], limits["slots"]
+        self.until = np.full((batch_size, attendees, slots), -1, np.int64)
+        self.counts = np.zeros((batch_size, 4), np.int64)
+        """Meetings, attendees, rooms and slots of each slot's instance."""
+        self.times = np.zeros((batch_size, 3), np.int64)
+        """``day_start``, ``slot`` and ``day_end`` of each slot's instance (minutes)."""
+        self.value = np.zeros(batch_size, np.int64)
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, MeetingSchedulingInstance)
+        slot_count = (instance.day_end - instance.day_start) // instance.slot
+        starts = instance.day_start + instance.slot * np.arange(slot_count)
+        free = np.zeros((instance.n_attendees, slot_count), np.int8)
+        until = np.full((instance.n_attendees, slot_count), -1, np.int64)
+        for attendee, intervals in enumerate(instance.availability):
+            for start, end in intervals:
+                free[attendee] |= (starts >= start) & (starts + instance.slot <= end)
+                until[attendee, (starts >= start) & (starts < end)] = end
+        attendance = np.zeros((instance.n_meetings, instance.n_attendees), np.int8)
+        for index, meeting in enumerate(instance.meetings):
+            attendance[index, list(meeting.attendees)] = 1
+        return {
+            "attendance": attendance,
+            "durations": np.array([m.duration for m in instance.meetings], np.int64),
+            "capacities": np.array(instance.rooms, np.int64),
+            "free": free,
+            "until": until,
+            "times": (instance.day_start, instance.slot, instance.day_end),
+        }
+
+    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
+        buffers = self.buffers
+        for slot, drawn in zip(slots, arrays, strict=True):
+            k, a = drawn["attendance"].shape
+            r, s = len(drawn["capacities"]), drawn["free"].shape[1]
+            for key in ("attendance", "durations", "capacities", "free"):
+                buffers[key][slot] = 0
+            buffers["attendance"][slot, :k, :a] = drawn["attendance"]
+            buffers["durations"][slot, :k] = drawn["durations"]
+            buffers["capacities"][slot, :r] = drawn["capacities"]
+            buffers["free"][slot, :a, :s] = drawn["free"]
+            self.until[slot] = -1
+            self.until[slot, :a, :s] = drawn["until"]
+            self.counts[slot] = (k, a, r, s)
+            self.times[slot] = drawn["times"]
+        self.restart(slots)
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, MeetingSchedulingConfig)
+        buffers = self.buffers
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            (
+                config.meetings_min,
+                config.meetings_max,
+                config.attendees_min,
+                config.attendees_max,
+                config.rooms_min,
+                config.rooms_max,
+                config.meeting_size_min,
+                config.meeting_size_max,
+                config.duration_slots_min,
+                config.duration_slots_max,
+                config.fragments_min,
+                config.fragments_max,
+                config.capacity_min,
+                config.capacity_slack,
+                config.slot,
+                config.day_start,
+                config.day_end,
+            ),
+            (config.coverage_min, config.coverage_max),
+            buffers["attendance"],
+            buffers["durations"],
+            buffers["capacities"],
+            buffers["free"],
+            self.until,
+            self.counts,
+            self.times,
+        )
+        self.restart(slots)
+        return True
+
+    def objectives(self) -> np.ndarray:
+        return self.value.astype(np.float64)
+
+    def solution(self, slot: int) -> list[list[int]]:
+        day_start, length, _ = self.times[slot].tolist()
+        placed = self.buffers["schedule"][slot, : self.buffers["meeting"][slot, 0]].tolist()
+        return [
+            [meeting, room, day_start + start * length]
+            for meeting, (room, start) in enumerate(placed)
+            if room >= 0
+        ]

@@ -9,7 +9,7 @@ With the objective reward, a batch of instances is drawn in one numba call that 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -37,103 +37,6 @@ from npgym.tasks.min_bisection.generator import (
 from npgym.tasks.min_bisection.instance import MinBisectionInstance
 from npgym.tasks.min_bisection.structured import MinBisectionEpisode
 from npgym.vector import BatchedEpisode
-
-
-class MinBisectionBatch(BatchedEpisode):
-    """B balanced splits built vertex by vertex."""
-
-    episode = MinBisectionEpisode
-
-    static_keys = ("weights", "vertex_mask")
-
-    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
-        super().__init__(batch_size, limits)
-        size = limits["n"]
-        self.buffers = {
-            "weights": np.zeros((batch_size, size, size), np.int64),
-            "vertex_mask": np.zeros((batch_size, size), np.int8),
-            "side": np.full((batch_size, size), -1, np.int64),
-            "vertex": np.zeros((batch_size, 1), np.int64),
-            "action_mask": np.zeros((batch_size, 2), np.int8),
-        }
-        self.vertex_count = np.zeros(batch_size, np.int64)
-        self.part_sizes = np.zeros((batch_size, 2), np.int64)
-        self.cut = np.zeros(batch_size, np.int64)
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, MinBisectionInstance)
-        return {"weights": instance.weights}
-
-    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
-        weights = self.buffers["weights"]
-        for slot, drawn in zip(slots, arrays, strict=True):
-            n = drawn["weights"].shape[0]
-            weights[slot] = 0
-            weights[slot, :n, :n] = drawn["weights"]
-            self.vertex_count[slot] = n
-        self._restart(slots)
-
-    def _restart(self, slots: np.ndarray) -> None:
-        """Fresh episodes on the instances now in ``slots``."""
-        buffers = self.buffers
-        _restart(
-            np.asarray(slots, np.int64),
-            self.vertex_count,
-            buffers["vertex_mask"],
-            buffers["side"],
-            buffers["vertex"],
-            buffers["action_mask"],
-            self.part_sizes,
-            self.cut,
-        )
-
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
-        assert isinstance(config, MinBisectionConfig)
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
-            config.n_min,
-            config.n_max,
-            config.intra_density,
-            config.inter_density,
-            config.noise,
-            config.traitors,
-            config.double_agents,
-            self.buffers["weights"],
-            self.vertex_count,
-        )
-        self._restart(slots)
-        return True
-
-    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finished = np.zeros(self.batch_size, np.bool_)
-        illegal = np.zeros(self.batch_size, np.bool_)
-        buffers = self.buffers
-        _step(
-            actions,
-            active,
-            self.vertex_count,
-            buffers["weights"],
-            buffers["side"],
-            buffers["vertex"],
-            buffers["action_mask"],
-            self.part_sizes,
-            self.cut,
-            finished,
-            illegal,
-        )
-        return finished, illegal
-
-    def objectives(self) -> np.ndarray:
-        return self.cut.astype(np.float64)
-
-    def solution(self, slot: int) -> list[list[int]]:
-        side = self.buffers["side"][slot]
-        return [np.flatnonzero(side == part).tolist() for part in (0, 1)]
 
 
 @njit
@@ -288,7 +191,7 @@ def _restart(
 @njit
 def _step(
     actions: np.ndarray,
-    active: np.ndarray,
+    moving: np.ndarray,
     vertex_count: np.ndarray,
     weights: np.ndarray,
     side: np.ndarray,
@@ -297,18 +200,13 @@ def _step(
     part_sizes: np.ndarray,
     cut: np.ndarray,
     finished: np.ndarray,
-    illegal: np.ndarray,
 ) -> None:
-    """Put every active slot's next vertex in its chosen part, adding its edges to the other
-    part (the vertices before it) to the cut; flag finished splits and illegal moves."""
+    """Put every moving slot's next vertex in its chosen part, adding its edges to the other
+    part (the vertices before it) to the cut; flag finished splits."""
     for slot in range(actions.shape[0]):
-        if not active[slot]:
+        if not moving[slot]:
             continue
         part = actions[slot]
-        if part < 0 or part > 1 or action_mask[slot, part] == 0:
-            illegal[slot] = True
-            action_mask[slot, :] = 0
-            continue
         current = vertex[slot, 0]
         for placed in range(current):
             if side[slot, placed] != part:
@@ -324,3 +222,55 @@ def _step(
             half = (n + 1) // 2
             action_mask[slot, 0] = part_sizes[slot, 0] < half
             action_mask[slot, 1] = part_sizes[slot, 1] < half
+
+
+class MinBisectionBatch(BatchedEpisode):
+    """B balanced splits built vertex by vertex."""
+
+    episode = MinBisectionEpisode
+
+    static_keys = ("weights", "vertex_mask")
+
+    restart_kernel = staticmethod(_restart)
+    restart_arguments = "vertex_count vertex_mask side vertex action_mask part_sizes cut"
+    step_kernel = staticmethod(_step)
+    step_arguments = "vertex_count weights side vertex action_mask part_sizes cut"
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        self.vertex_count = np.zeros(batch_size, np.int64)
+        self.part_sizes = np.zeros((batch_size, 2), np.int64)
+        self.cut = np.zeros(batch_size, np.int64)
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, MinBisectionInstance)
+        return {"weights": instance.weights, "vertex_count": instance.n}
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, MinBisectionConfig)
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.n_min,
+            config.n_max,
+            config.intra_density,
+            config.inter_density,
+            config.noise,
+            config.traitors,
+            config.double_agents,
+            self.buffers["weights"],
+            self.vertex_count,
+        )
+        self.restart(slots)
+        return True
+
+    def objectives(self) -> np.ndarray:
+        return self.cut.astype(np.float64)
+
+    def solution(self, slot: int) -> list[list[int]]:
+        side = self.buffers["side"][slot]
+        return [np.flatnonzero(side == part).tolist() for part in (0, 1)]

@@ -14,7 +14,7 @@ With the objective reward, a batch of instances is drawn in one numba call that 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -34,120 +34,6 @@ from npgym.tasks.set_cover.instance import SetCoverInstance
 from npgym.tasks.set_cover.structured import SetCoverEpisode
 from npgym.tasks.set_cover.task import IMPOSSIBLE
 from npgym.vector import BatchedEpisode
-
-
-class SetCoverBatch(BatchedEpisode):
-    """B covers built subset by subset."""
-
-    episode = SetCoverEpisode
-
-    static_keys = ("membership", "subset_mask", "element_mask")
-
-    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
-        super().__init__(batch_size, limits)
-        m, u = limits["subsets"], limits["universe"]
-        self.buffers = {
-            "membership": np.zeros((batch_size, m, u), np.int8),
-            "subset_mask": np.zeros((batch_size, m), np.int8),
-            "element_mask": np.zeros((batch_size, u), np.int8),
-            "picked": np.zeros((batch_size, m), np.int8),
-            "covered": np.zeros((batch_size, u), np.int8),
-            "action_mask": np.zeros((batch_size, m + 1), np.int8),
-        }
-        self.subset_count = np.zeros(batch_size, np.int64)
-        self.universe_size = np.zeros(batch_size, np.int64)
-        self.gains = np.zeros((batch_size, m), np.int64)
-        """How many uncovered elements each subset holds."""
-        self.uncovered = np.zeros(batch_size, np.int64)
-        self.chosen = np.zeros(batch_size, np.int64)
-        self.impossible = np.zeros(batch_size, np.bool_)
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, SetCoverInstance)
-        return {"membership": instance.membership}
-
-    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
-        buffers = self.buffers
-        for slot, drawn in zip(slots, arrays, strict=True):
-            m, u = drawn["membership"].shape
-            buffers["membership"][slot] = 0
-            buffers["membership"][slot, :m, :u] = drawn["membership"]
-            self.subset_count[slot] = m
-            self.universe_size[slot] = u
-        self._restart(slots)
-
-    def _restart(self, slots: np.ndarray) -> None:
-        buffers = self.buffers
-        _restart(
-            np.asarray(slots, np.int64),
-            self.subset_count,
-            self.universe_size,
-            buffers["membership"],
-            buffers["subset_mask"],
-            buffers["element_mask"],
-            buffers["picked"],
-            buffers["covered"],
-            buffers["action_mask"],
-            self.gains,
-            self.uncovered,
-            self.chosen,
-            self.impossible,
-        )
-
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
-        assert isinstance(config, SetCoverConfig)
-        if config.universe_size_max > PLANTED_ABOVE_UNIVERSE:
-            return False
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
-            config.universe_size_min,
-            config.universe_size_max,
-            config.subsets_min,
-            config.subsets_max,
-            config.subset_size_factor,
-            config.impossible_probability,
-            self.buffers["membership"],
-            self.subset_count,
-            self.universe_size,
-        )
-        self._restart(slots)
-        return True
-
-    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finished = np.zeros(self.batch_size, np.bool_)
-        illegal = np.zeros(self.batch_size, np.bool_)
-        buffers = self.buffers
-        _step(
-            actions,
-            active,
-            self.subset_count,
-            self.universe_size,
-            buffers["membership"],
-            buffers["picked"],
-            buffers["covered"],
-            buffers["action_mask"],
-            self.gains,
-            self.uncovered,
-            self.chosen,
-            self.impossible,
-            finished,
-            illegal,
-        )
-        return finished, illegal
-
-    def objectives(self) -> np.ndarray:
-        """Subsets picked, 0 once ``Impossible`` is answered (as the single episode)."""
-        return np.where(self.impossible, 0, self.chosen).astype(np.float64)
-
-    def solution(self, slot: int) -> list[int] | str:
-        if self.impossible[slot]:
-            return IMPOSSIBLE
-        return np.flatnonzero(self.buffers["picked"][slot]).tolist()
 
 
 @njit
@@ -242,7 +128,7 @@ def _restart(
 @njit
 def _step(
     actions: np.ndarray,
-    active: np.ndarray,
+    moving: np.ndarray,
     subset_count: np.ndarray,
     universe_size: np.ndarray,
     membership: np.ndarray,
@@ -254,19 +140,13 @@ def _step(
     chosen: np.ndarray,
     impossible: np.ndarray,
     finished: np.ndarray,
-    illegal: np.ndarray,
 ) -> None:
-    """Pick every active slot's subset (or answer ``Impossible``); flag finished covers and
-    illegal moves."""
+    """Pick every moving slot's subset (or answer ``Impossible``); flag finished covers."""
     size = picked.shape[1]
     for slot in range(actions.shape[0]):
-        if not active[slot]:
+        if not moving[slot]:
             continue
         action = actions[slot]
-        if action < 0 or action > size or action_mask[slot, action] == 0:
-            illegal[slot] = True
-            action_mask[slot, :] = 0
-            continue
         if action == size:
             impossible[slot] = True
             finished[slot] = True
@@ -287,3 +167,75 @@ def _step(
         else:
             for subset in range(m):
                 action_mask[slot, subset] = gains[slot, subset] > 0
+
+
+class SetCoverBatch(BatchedEpisode):
+    """B covers built subset by subset."""
+
+    episode = SetCoverEpisode
+
+    static_keys = ("membership", "subset_mask", "element_mask")
+
+    restart_kernel = staticmethod(_restart)
+    restart_arguments = (
+        "subset_count universe_size membership subset_mask element_mask picked covered "
+        "action_mask gains uncovered chosen impossible"
+    )
+    step_kernel = staticmethod(_step)
+    step_arguments = (
+        "subset_count universe_size membership picked covered action_mask gains uncovered "
+        "chosen impossible"
+    )
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        m = limits["subsets"]
+        self.subset_count = np.zeros(batch_size, np.int64)
+        self.universe_size = np.zeros(batch_size, np.int64)
+        self.gains = np.zeros((batch_size, m), np.int64)
+        """How many uncovered elements each subset holds."""
+        self.uncovered = np.zeros(batch_size, np.int64)
+        self.chosen = np.zeros(batch_size, np.int64)
+        self.impossible = np.zeros(batch_size, np.bool_)
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, SetCoverInstance)
+        subsets, universe = instance.membership.shape
+        return {
+            "membership": instance.membership,
+            "subset_count": subsets,
+            "universe_size": universe,
+        }
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, SetCoverConfig)
+        if config.universe_size_max > PLANTED_ABOVE_UNIVERSE:
+            return False
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.universe_size_min,
+            config.universe_size_max,
+            config.subsets_min,
+            config.subsets_max,
+            config.subset_size_factor,
+            config.impossible_probability,
+            self.buffers["membership"],
+            self.subset_count,
+            self.universe_size,
+        )
+        self.restart(slots)
+        return True
+
+    def objectives(self) -> np.ndarray:
+        """Subsets picked, 0 once ``Impossible`` is answered (as the single episode)."""
+        return np.where(self.impossible, 0, self.chosen).astype(np.float64)
+
+    def solution(self, slot: int) -> list[int] | str:
+        if self.impossible[slot]:
+            return IMPOSSIBLE
+        return np.flatnonzero(self.buffers["picked"][slot]).tolist()

@@ -10,7 +10,7 @@ reproduces :func:`~npgym.tasks.subset_sum.generator.plant`'s numpy draws (:mod:`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -28,122 +28,6 @@ from npgym.tasks.subset_sum.generator import EXCLUDED_MIN, SubsetSumConfig
 from npgym.tasks.subset_sum.instance import SubsetSumInstance
 from npgym.tasks.subset_sum.structured import SubsetSumEpisode
 from npgym.vector import BatchedEpisode
-
-
-class SubsetSumBatch(BatchedEpisode):
-    """B subsets built number by number, always able to reach the target."""
-
-    episode = SubsetSumEpisode
-
-    static_keys = ("numbers", "target", "number_mask")
-
-    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
-        super().__init__(batch_size, limits)
-        size = limits["n"]
-        self.buffers = {
-            "numbers": np.zeros((batch_size, size), np.int64),
-            "target": np.zeros((batch_size, 1), np.int64),
-            "number_mask": np.zeros((batch_size, size), np.int8),
-            "taken": np.zeros((batch_size, size), np.int8),
-            "remaining": np.zeros((batch_size, 1), np.int64),
-            "index": np.zeros((batch_size, 1), np.int64),
-            "action_mask": np.zeros((batch_size, 2), np.int8),
-        }
-        self.number_count = np.zeros(batch_size, np.int64)
-        self.reachable = np.zeros((batch_size, size + 1, 1), np.uint64)
-        """``[b, i]``: bit s set when some subset of slot b's numbers from i on sums to s; as
-        many words as the largest target loaded needs (widened by :meth:`_restart`)."""
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, SubsetSumInstance)
-        return {"numbers": instance.array, "target": instance.target}
-
-    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
-        buffers = self.buffers
-        for slot, drawn in zip(slots, arrays, strict=True):
-            n = len(drawn["numbers"])
-            buffers["numbers"][slot] = 0
-            buffers["numbers"][slot, :n] = drawn["numbers"]
-            buffers["target"][slot, 0] = drawn["target"]
-            self.number_count[slot] = n
-        self._restart(slots)
-
-    def _restart(self, slots: np.ndarray) -> None:
-        """Fresh episodes on the instances now in ``slots``, the table widened to their
-        targets first."""
-        slots = np.asarray(slots, np.int64)
-        words = int(self.buffers["target"][slots, 0].max(initial=0)) // 64 + 1
-        if words > self.reachable.shape[2]:
-            wider = np.zeros((*self.reachable.shape[:2], words), np.uint64)
-            wider[:, :, : self.reachable.shape[2]] = self.reachable
-            self.reachable = wider
-        buffers = self.buffers
-        _restart(
-            slots,
-            self.number_count,
-            buffers["numbers"],
-            buffers["target"],
-            buffers["number_mask"],
-            buffers["taken"],
-            buffers["remaining"],
-            buffers["index"],
-            buffers["action_mask"],
-            self.reachable,
-        )
-
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
-        assert isinstance(config, SubsetSumConfig)
-        if config.revision != 2:
-            return False
-        decoy_max, fixer_min = config.trap() if config.parity else (1, 1)  # (1, 1): unread
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
-            config.n_min,
-            config.n_max,
-            config.solution_size_min,
-            config.solution_size_max,
-            config.value_min,
-            config.value_max,
-            config.core_values(),
-            config.parity,
-            decoy_max,
-            fixer_min,
-            self.buffers["numbers"],
-            self.buffers["target"],
-            self.number_count,
-        )
-        self._restart(slots)
-        return True
-
-    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finished = np.zeros(self.batch_size, np.bool_)
-        illegal = np.zeros(self.batch_size, np.bool_)
-        buffers = self.buffers
-        _step(
-            actions,
-            active,
-            self.number_count,
-            buffers["numbers"],
-            buffers["taken"],
-            buffers["remaining"],
-            buffers["index"],
-            buffers["action_mask"],
-            self.reachable,
-            finished,
-            illegal,
-        )
-        return finished, illegal
-
-    def objectives(self) -> np.ndarray:
-        return self.buffers["taken"].sum(axis=1, dtype=np.float64)
-
-    def solution(self, slot: int) -> list[int]:
-        return np.flatnonzero(self.buffers["taken"][slot]).tolist()
 
 
 @njit
@@ -262,7 +146,7 @@ def _restart(
 @njit
 def _step(
     actions: np.ndarray,
-    active: np.ndarray,
+    moving: np.ndarray,
     number_count: np.ndarray,
     numbers: np.ndarray,
     taken: np.ndarray,
@@ -271,17 +155,12 @@ def _step(
     action_mask: np.ndarray,
     reachable: np.ndarray,
     finished: np.ndarray,
-    illegal: np.ndarray,
 ) -> None:
-    """Skip or take every active slot's next number; flag finished subsets and illegal moves."""
+    """Skip or take every moving slot's next number; flag finished subsets."""
     for slot in range(actions.shape[0]):
-        if not active[slot]:
+        if not moving[slot]:
             continue
         action = actions[slot]
-        if action < 0 or action > 1 or action_mask[slot, action] == 0:
-            illegal[slot] = True
-            action_mask[slot, :] = 0
-            continue
         current = index[slot, 0]
         if action == 1:
             taken[slot, current] = 1
@@ -292,3 +171,77 @@ def _step(
             action_mask[slot, :] = 0
         else:
             _mask(slot, numbers, remaining, index, action_mask, reachable)
+
+
+class SubsetSumBatch(BatchedEpisode):
+    """B subsets built number by number, always able to reach the target."""
+
+    episode = SubsetSumEpisode
+
+    static_keys = ("numbers", "target", "number_mask")
+
+    restart_kernel = staticmethod(_restart)
+    restart_arguments = (
+        "number_count numbers target number_mask taken remaining index action_mask reachable"
+    )
+    step_kernel = staticmethod(_step)
+    step_arguments = "number_count numbers taken remaining index action_mask reachable"
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        size = limits["n"]
+        self.number_count = np.zeros(batch_size, np.int64)
+        self.reachable = np.zeros((batch_size, size + 1, 1), np.uint64)
+        """``[b, i]``: bit s set when some subset of slot b's numbers from i on sums to s; as
+        many words as the largest target loaded needs (widened by :meth:`restart`)."""
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, SubsetSumInstance)
+        numbers = instance.array
+        return {"numbers": numbers, "target": instance.target, "number_count": len(numbers)}
+
+    def restart(self, slots: np.ndarray) -> None:
+        """Fresh episodes on the instances now in ``slots``, the table widened to their
+        targets first."""
+        slots = np.asarray(slots, np.int64)
+        words = int(self.buffers["target"][slots, 0].max(initial=0)) // 64 + 1
+        if words > self.reachable.shape[2]:
+            wider = np.zeros((*self.reachable.shape[:2], words), np.uint64)
+            wider[:, :, : self.reachable.shape[2]] = self.reachable
+            self.reachable = wider
+        super().restart(slots)
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, SubsetSumConfig)
+        if config.revision != 2:
+            return False
+        decoy_max, fixer_min = config.trap() if config.parity else (1, 1)  # (1, 1): unread
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.n_min,
+            config.n_max,
+            config.solution_size_min,
+            config.solution_size_max,
+            config.value_min,
+            config.value_max,
+            config.core_values(),
+            config.parity,
+            decoy_max,
+            fixer_min,
+            self.buffers["numbers"],
+            self.buffers["target"],
+            self.number_count,
+        )
+        self.restart(slots)
+        return True
+
+    def objectives(self) -> np.ndarray:
+        return self.buffers["taken"].sum(axis=1, dtype=np.float64)
+
+    def solution(self, slot: int) -> list[int]:
+        return np.flatnonzero(self.buffers["taken"][slot]).tolist()

@@ -29,127 +29,6 @@ from npgym.tasks.tsp.structured import TSPEpisode
 from npgym.vector import BatchedEpisode
 
 
-class TSPBatch(BatchedEpisode):
-    """B tours built city by city from city 0."""
-
-    episode = TSPEpisode
-
-    static_keys = ("distances", "coordinates", "has_coordinates", "city_mask")
-
-    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
-        super().__init__(batch_size, limits)
-        size = limits["n"]
-        self.buffers = {
-            "distances": np.zeros((batch_size, size, size), np.int64),
-            "coordinates": np.zeros((batch_size, size, 2), np.int64),
-            "has_coordinates": np.zeros((batch_size, 1), np.int8),
-            "city_mask": np.zeros((batch_size, size), np.int8),
-            "visited": np.zeros((batch_size, size), np.int8),
-            "current": np.zeros((batch_size, 1), np.int64),
-            "tour": np.full((batch_size, size), -1, np.int64),
-            "action_mask": np.zeros((batch_size, size), np.int8),
-        }
-        self.city_count = np.zeros(batch_size, np.int64)
-        self.steps = np.zeros(batch_size, np.int64)
-        self.length = np.zeros(batch_size, np.int64)
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, TSPInstance)
-        coordinates = instance.coordinates
-        points = None if coordinates is None else np.array(coordinates, np.int64)
-        return {"distances": instance.matrix, "coordinates": points}
-
-    @classmethod
-    def draw(cls, task: Task[Any, Any], rng: np.random.Generator, config: BaseModel) -> Any:
-        assert isinstance(config, TSPConfig)
-        matrix, points = draw_arrays(rng, config)
-        return {"distances": matrix, "coordinates": points}
-
-    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
-        buffers = self.buffers
-        for slot, drawn in zip(slots, arrays, strict=True):
-            matrix = drawn["distances"]
-            n = matrix.shape[0]
-            buffers["distances"][slot] = 0
-            buffers["distances"][slot, :n, :n] = matrix
-            points = drawn["coordinates"]
-            has_points = points is not None
-            buffers["coordinates"][slot] = 0
-            if has_points:
-                buffers["coordinates"][slot, :n] = points
-            buffers["has_coordinates"][slot, 0] = has_points
-            self.city_count[slot] = n
-        self._restart(slots)
-
-    def _restart(self, slots: np.ndarray) -> None:
-        buffers = self.buffers
-        _restart(
-            np.asarray(slots, np.int64),
-            self.city_count,
-            buffers["city_mask"],
-            buffers["visited"],
-            buffers["current"],
-            buffers["tour"],
-            buffers["action_mask"],
-            self.steps,
-            self.length,
-        )
-
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
-        assert isinstance(config, TSPConfig)
-        euclidean = config.metric == "euclidean"
-        if euclidean and not floyd_applies((config.grid + 1) ** 2, config.n_max):
-            return False
-        buffers = self.buffers
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
-            config.n_min,
-            config.n_max,
-            euclidean,
-            config.grid,
-            config.distance_min,
-            config.distance_max,
-            buffers["distances"],
-            buffers["coordinates"],
-            buffers["has_coordinates"],
-            self.city_count,
-        )
-        self._restart(slots)
-        return True
-
-    def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        finished = np.zeros(self.batch_size, np.bool_)
-        illegal = np.zeros(self.batch_size, np.bool_)
-        buffers = self.buffers
-        _step(
-            actions,
-            active,
-            self.city_count,
-            buffers["distances"],
-            buffers["visited"],
-            buffers["current"],
-            buffers["tour"],
-            buffers["action_mask"],
-            self.steps,
-            self.length,
-            finished,
-            illegal,
-        )
-        return finished, illegal
-
-    def objectives(self) -> np.ndarray:
-        return self.length.astype(np.float64)
-
-    def solution(self, slot: int) -> list[int]:
-        tour = self.buffers["tour"][slot, : self.steps[slot]].tolist()
-        return [*tour, tour[0]] if self.steps[slot] == self.city_count[slot] else tour
-
-
 @njit
 def _draw_into(
     slots: np.ndarray,
@@ -230,7 +109,7 @@ def _restart(
 @njit
 def _step(
     actions: np.ndarray,
-    active: np.ndarray,
+    moving: np.ndarray,
     city_count: np.ndarray,
     distances: np.ndarray,
     visited: np.ndarray,
@@ -240,18 +119,12 @@ def _step(
     steps: np.ndarray,
     length: np.ndarray,
     finished: np.ndarray,
-    illegal: np.ndarray,
 ) -> None:
-    """Move every active slot to its chosen city; flag finished tours and illegal moves."""
-    size = action_mask.shape[1]
+    """Move every moving slot to its chosen city; flag finished tours."""
     for slot in range(actions.shape[0]):
-        if not active[slot]:
+        if not moving[slot]:
             continue
         city = actions[slot]
-        if city < 0 or city >= size or action_mask[slot, city] == 0:
-            illegal[slot] = True
-            action_mask[slot, :] = 0
-            continue
         here = current[slot, 0]
         length[slot] += distances[slot, here, city]
         tour[slot, steps[slot]] = city
@@ -263,3 +136,77 @@ def _step(
             length[slot] += distances[slot, city, 0]
             finished[slot] = True
             action_mask[slot, :] = 0
+
+
+class TSPBatch(BatchedEpisode):
+    """B tours built city by city from city 0."""
+
+    episode = TSPEpisode
+
+    static_keys = ("distances", "coordinates", "has_coordinates", "city_mask")
+
+    restart_kernel = staticmethod(_restart)
+    restart_arguments = "city_count city_mask visited current tour action_mask steps length"
+    step_kernel = staticmethod(_step)
+    step_arguments = "city_count distances visited current tour action_mask steps length"
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        self.city_count = np.zeros(batch_size, np.int64)
+        self.steps = np.zeros(batch_size, np.int64)
+        self.length = np.zeros(batch_size, np.int64)
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, TSPInstance)
+        coordinates = instance.coordinates
+        points = None if coordinates is None else np.array(coordinates, np.int64)
+        return {"distances": instance.matrix, "coordinates": points}
+
+    @classmethod
+    def draw(cls, task: Task[Any, Any], rng: np.random.Generator, config: BaseModel) -> Any:
+        assert isinstance(config, TSPConfig)
+        matrix, points = draw_arrays(rng, config)
+        return {"distances": matrix, "coordinates": points}
+
+    def load(self, slots: np.ndarray, arrays: Sequence[dict[str, Any]]) -> None:
+        for slot, drawn in zip(slots, arrays, strict=True):
+            matrix, points = drawn["distances"], drawn["coordinates"]
+            self.put(slot, "distances", matrix)
+            self.put(slot, "coordinates", 0 if points is None else points)
+            self.put(slot, "has_coordinates", points is not None)
+            self.put(slot, "city_count", matrix.shape[0])
+        self.restart(slots)
+
+    def load_seeded(
+        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
+    ) -> bool:
+        assert isinstance(config, TSPConfig)
+        euclidean = config.metric == "euclidean"
+        if euclidean and not floyd_applies((config.grid + 1) ** 2, config.n_max):
+            return False
+        buffers = self.buffers
+        _draw_into(
+            np.asarray(slots, np.int64),
+            np.asarray(seeds, np.int64),
+            key,
+            config.n_min,
+            config.n_max,
+            euclidean,
+            config.grid,
+            config.distance_min,
+            config.distance_max,
+            buffers["distances"],
+            buffers["coordinates"],
+            buffers["has_coordinates"],
+            self.city_count,
+        )
+        self.restart(slots)
+        return True
+
+    def objectives(self) -> np.ndarray:
+        return self.length.astype(np.float64)
+
+    def solution(self, slot: int) -> list[int]:
+        tour = self.buffers["tour"][slot, : self.steps[slot]].tolist()
+        return [*tour, tour[0]] if self.steps[slot] == self.city_count[slot] else tour
