@@ -6,12 +6,13 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
 from npgym.answer import AnswerFormatError
 from npgym.heuristics import min_bisection as solvers
+from npgym.heuristics.bisection_bound import triangle_bound
 from npgym.tasks.min_bisection import MinBisectionConfig, MinBisectionInstance
 from npgym.tasks.min_bisection.generator import NOISE
 from npgym.tasks.min_bisection.verifier import check_bisection, check_bisection_python
@@ -336,15 +337,50 @@ def test_config_override_and_capped_deception() -> None:
     assert isinstance(TASK.config("benchmark"), MinBisectionConfig)
 
 
-def test_spectral_bound_never_exceeds_the_optimum() -> None:
-    rng = np.random.default_rng(31)
-    for n in range(2, 13):
+@given(seed=st.integers(0, 2**32), n=st.integers(2, 11), work=st.sampled_from([5, 50, 400]))
+@settings(max_examples=60)
+def test_triangle_bound_never_exceeds_the_optimum(seed: int, n: int, work: int) -> None:
+    """Brute force on small graphs, odd ones included; given the optimum as its target, the
+    bound may reach it but never pass it."""
+    weights = random_weights(np.random.default_rng(seed), n)
+    optimum = brute_force(weights)
+    assert 0 <= triangle_bound(weights, work) <= optimum
+    assert triangle_bound(weights, work, target=optimum) <= optimum
+
+
+@given(seed=st.integers(0, 2**32), n=st.integers(4, 10), scale=st.integers(2, 7))
+@settings(max_examples=20)
+def test_triangle_bound_rounds_to_the_weights_common_divisor(seed: int, n: int, scale: int) -> None:
+    """Every cut is a multiple of the weights' gcd, so the bound is one too, and scaling the
+    weights scales a bound that proves the optimum."""
+    weights = random_weights(np.random.default_rng(seed), n) * scale
+    bound = triangle_bound(weights, 400)
+    assert bound % scale == 0
+    assert bound <= brute_force(weights)
+
+
+def test_a_wrong_target_proves_nothing() -> None:
+    """A target below the optimum (a wrong hint) does not lift the bound past the optimum."""
+    rng = np.random.default_rng(5)
+    for n in range(4, 11):
         weights = random_weights(rng, n)
         optimum = brute_force(weights)
-        assert 0 <= solvers.spectral_bound(weights) <= solvers.eigenvalue_bound(weights) <= optimum
+        assert triangle_bound(weights, 400, target=max(optimum - 3, 0)) <= optimum
 
 
-def test_spectral_bound_is_close_on_planted_communities() -> None:
+def test_past_the_published_sizes_the_triangle_bound_proves_the_cut() -> None:
+    """Difficulty 1.2 (about 105 vertices): the branch and bound's bound could not prove these
+    cuts; the triangle bound proves the METIS and Kernighan-Lin cut, and says so."""
+    instance = TASK.generate(1, difficulty=1.2)
+    assert instance.n >= solvers.BOUND_FIRST_VERTICES
+    reference = TASK.reference(instance)
+    assert reference.proven_optimal and reference.bound == reference.objective
+    assert "triangle inequalities" in reference.solver
+    score = TASK.score(instance, TASK.format_answer(reference.solution), reference)
+    assert score.feasible and score.objective == reference.objective
+
+
+def test_the_triangle_bound_is_close_on_planted_communities_on_a_short_budget() -> None:
     instance = TASK.generate(0, tier="benchmark", overrides={"n_min": 200, "n_max": 200})
     exact = TASK.reference(instance, time_limit=1.0)
     assert exact.bound >= 0.9 * exact.objective

@@ -98,7 +98,13 @@ class MinBisectionTask(KernelTask[MinBisectionInstance, generator.MinBisectionCo
         """Multi-start Kernighan-Lin, then (exact) the branch and bound. METIS's refined bisection
         replaces the cut only where it is strictly smaller and nothing is proven yet, so a
         reference the branch and bound proves is the one it always was; the heuristic reference
-        asks METIS from :data:`~npgym.heuristics.min_bisection.METIS_MIN_VERTICES` vertices on."""
+        asks METIS from :data:`~npgym.heuristics.min_bisection.METIS_MIN_VERTICES` vertices on.
+        From :data:`~npgym.heuristics.min_bisection.BOUND_FIRST_VERTICES` vertices on (past every
+        published tier) the exact reference is the METIS and Kernighan-Lin cut, proven or bounded
+        by the triangle bound (:mod:`npgym.heuristics.bisection_bound`)."""
+        if exact and instance.n >= solvers.BOUND_FIRST_VERTICES:
+            certified, source = solvers.certified_bisection(instance.weights, time_limit)
+            return Reference.from_result(certified, solvers.parts(certified.witness), source)
         side, cut = solvers.heuristic_bisection(instance.weights)
         if not exact:
             source = solvers.KERNIGHAN_LIN
