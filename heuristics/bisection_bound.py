@@ -23,8 +23,9 @@ is never used. Every cut is a multiple of the weights' gcd g, so the best certif
 becomes the least multiple of g that is >= r.
 
 Work is counted in eigendecompositions (``work``), never in time, so the bound does not depend
-on the machine's load. (Its last unit may differ between BLAS builds: each machine certifies its
-own.)
+on the machine's load; BLAS runs on one thread (``threadpoolctl``), which makes the arithmetic
+the same from run to run and spends no CPU on threads that the small dense problems cannot use.
+(Its last unit may still differ between BLAS builds: each machine certifies its own.)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import scipy.optimize
+from threadpoolctl import threadpool_limits
 
 from npgym.heuristics.jit import njit
 
@@ -260,6 +262,12 @@ def triangle_bound(
     weights = np.asarray(weights, dtype=np.int64)
     if weights.shape[0] < 2:
         return 0
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _ascend(weights, work, target, log)
+
+
+def _ascend(weights: np.ndarray, work: int, target: int | None, log: list[Any] | None) -> int:
+    """:func:`triangle_bound`'s rounds, BLAS limited to one thread by the caller."""
     divisor = int(np.gcd.reduce(weights[np.triu_indices(weights.shape[0], 1)]))
     if divisor == 0:
         return 0
