@@ -67,6 +67,10 @@ recently used dropped first: a trainer that varies its rewards or references, ca
 keeps at most 4 x :data:`SCORE_MEMO_SIZE` scores per instance (about 60 KB)."""
 MEMOS_KEY = "score_memos"
 """Where the score memos live in the instance's cache (see :meth:`Instance.cached`)."""
+LAST_STATE_KEY = "score_state"
+"""Where the instance's cache keeps the last call's reference and weights (the very objects) with
+the state :func:`scoring_state` made of them: the next call with the same objects, a trainer's
+usual case, skips the checks and the memo lookup."""
 _WORD_KEY_CHARS = 64
 """Longest word answer whose score is kept (a longer one is scored each time)."""
 _SCAN_STARTS = "[(" + WHITESPACE
@@ -203,6 +207,11 @@ def scoring_state(
     """The reference (the default one when ``None``), its objective, and the scores kept on
     ``instance`` for them and ``weights``."""
     cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
+    last = cache.get(LAST_STATE_KEY)
+    if last is not None and last[0] is reference and last[1] is weights:
+        state: tuple[Reference | Objective, Objective | None, ScoreMemo] = last[2]
+        return state
+    given = reference
     if reference is None:
         reference = cache.get(DEFAULT_REFERENCE_KEY) or task.reference(instance)
     else:
@@ -222,7 +231,9 @@ def scoring_state(
             memos.popitem(last=False)
     else:
         memos.move_to_end(key)
-    return reference, reference_objective, entry[1]
+    state = (reference, reference_objective, entry[1])
+    cache[LAST_STATE_KEY] = (given, weights, state)
+    return state
 
 
 def score_answer(

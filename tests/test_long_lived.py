@@ -75,6 +75,24 @@ def test_memos_per_instance_stay_bounded_as_references_and_weights_vary() -> Non
     )
 
 
+@given(calls=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1)), min_size=1, max_size=12))
+@settings(max_examples=40)
+def test_the_last_calls_state_is_reused_only_for_the_same_objects(
+    calls: list[tuple[int, int]],
+) -> None:
+    """Any order of references (the default, a Reference, two numbers) and weights scores as a
+    fresh instance does: the state kept from the last call serves only the very same objects."""
+    task, instance, reference = _knapsack()
+    references = [None, reference, reference.objective + 5, reference.objective - 1]
+    weights = [RewardConfig(), RewardConfig(format_ok=0.5)]
+    answer_text = f"Answer: {reference.solution}"
+    for which_reference, which_weights in calls:
+        chosen = references[which_reference], weights[which_weights]
+        assert task.score(instance, answer_text, *chosen) == task.score(
+            instance.model_copy(), answer_text, *chosen
+        )
+
+
 @pytest.mark.parametrize("pairs", [SCORE_MEMOS_PER_INSTANCE, SCORE_MEMOS_PER_INSTANCE + 1])
 def test_memo_limit_is_least_recently_used(pairs: int) -> None:
     """At the limit every (weights, reference) pair keeps its memo; one past it, the least

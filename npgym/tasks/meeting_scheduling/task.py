@@ -17,7 +17,7 @@ from npgym.tasks.meeting_scheduling.verifier import (
     check_schedule,
     check_schedule_python,
     reason,
-    scan_check_schedule,
+    scan_check_packed,
 )
 
 ENTRY = "[meeting, room, start]"
@@ -97,9 +97,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
         return self.verdict(instance, result)
 
     def check_answer(self, instance: MeetingSchedulingInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_schedule(
-            answer, instance.slot, instance.day_start, instance.day_end, *instance.arrays
-        )
+        return scan_check_packed(answer, instance.packed)
 
     def verdict(self, instance: MeetingSchedulingInstance, result: tuple[int, ...]) -> Verdict:
         code, a, b, c, total = result

@@ -122,6 +122,27 @@ def scan_check_schedule(
     return check_schedule(schedule, *arrays, slot, day_start, day_end)
 
 
+@njit
+def scan_check_packed(answer: bytes, packed: np.ndarray) -> tuple[int, int, int, int, int]:
+    """:func:`scan_check_schedule` on an instance's ``packed`` array (its header, then the seven
+    kernel arrays)."""
+    header = 3 + 8
+    starts = packed[3:header] + header
+    return scan_check_schedule(
+        answer,
+        packed[0],
+        packed[1],
+        packed[2],
+        packed[starts[0] : starts[1]],
+        packed[starts[1] : starts[2]],
+        packed[starts[2] : starts[3]],
+        packed[starts[3] : starts[4]],
+        packed[starts[4] : starts[5]],
+        packed[starts[5] : starts[6]],
+        packed[starts[6] : starts[7]],
+    )
+
+
 def check_schedule_python(
     schedule: list[list[int]],
     meetings: list[list[int]],
