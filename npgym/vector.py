@@ -155,14 +155,36 @@ class BatchedEpisode(ABC):
                 self.put(slot, name, value)
         self.restart(slots)
 
+    draw_kernel: ClassVar[Callable[..., None] | None] = None
+    """Compiled ``(slots, seeds, key, *draw_parameters(config), *draw_arguments)``: in each slot,
+    the instance ``task.generate`` draws for its seed (stream ``[seed, key]``, or ``[seed]`` when
+    ``key < 0``), numpy's draws reproduced by :mod:`npgym.streams`; ``None`` when the task has no
+    compiled draw."""
+    draw_arguments: ClassVar[str] = ""
+    """The arrays the draw kernel fills, named as :attr:`restart_arguments`."""
+
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
+        """The numbers of ``config`` that the draw kernel takes, or ``None`` when it cannot draw
+        this config (then :meth:`draw` or ``task.generate`` serves each instance)."""
+        return None
+
     def load_seeded(
         self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
     ) -> bool:
         """Start a fresh episode in each slot on the instance ``task.generate`` draws for its
-        seed (stream ``[seed, key]``, or ``[seed]`` when ``key < 0``), drawn in compiled code
-        (:mod:`npgym.streams`); False, loading nothing, when the task or config has no such
-        path (then :meth:`draw` or ``task.generate`` is used per instance)."""
-        return False
+        seed, drawn by :attr:`draw_kernel`; False, loading nothing, when the task or config has
+        no such path."""
+        kernel = type(self).draw_kernel
+        parameters = self.draw_parameters(config)
+        if kernel is None or parameters is None:
+            return False
+        arguments = [self.argument(name) for name in self.draw_arguments.split()]
+        kernel(
+            np.asarray(slots, np.int64), np.asarray(seeds, np.int64), key, *parameters, *arguments
+        )
+        self.restart(slots)
+        return True
 
     def step(self, actions: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply ``actions[b]`` in every ``active`` slot ``b``; ``(finished, illegal)`` masks.

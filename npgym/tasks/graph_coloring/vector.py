@@ -188,6 +188,8 @@ class GraphColoringBatch(BatchedEpisode):
     restart_arguments = "vertex_count adjacency vertex_mask colours vertex action_mask top"
     step_kernel = staticmethod(_step)
     step_arguments = "vertex_count adjacency colours vertex action_mask top"
+    draw_kernel = staticmethod(_draw_into)
+    draw_arguments = "adjacency vertex_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -200,26 +202,18 @@ class GraphColoringBatch(BatchedEpisode):
         assert isinstance(instance, GraphColoringInstance)
         return {"adjacency": instance.adjacency, "vertex_count": instance.n}
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         assert isinstance(config, GraphColoringConfig)
         if plants_certificate(config):
-            return False
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+            return None
+        return (
             config.n_min,
             config.n_max,
             config.colours_min,
             config.colours_max,
             config.density,
-            self.buffers["adjacency"],
-            self.vertex_count,
         )
-        self.restart(slots)
-        return True
 
     def objectives(self) -> np.ndarray:
         return (self.top + 1).astype(np.float64)

@@ -280,6 +280,8 @@ class HamiltonianCycleBatch(BatchedEpisode):
     step_arguments = (
         "vertex_count core adjacency path on_path current action_mask steps closed_from"
     )
+    draw_kernel = staticmethod(_draw_into)
+    draw_arguments = "adjacency vertex_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -295,18 +297,14 @@ class HamiltonianCycleBatch(BatchedEpisode):
         assert isinstance(instance, HamiltonianCycleInstance)
         return {"adjacency": instance.adjacency, "vertex_count": instance.n}
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         assert isinstance(config, HamiltonianCycleConfig)
         if config.revision != 2:
-            return False
+            return None
         assert config.separator_share is not None and config.hub_share is not None
         assert config.hub_links is not None  # revision 2's fields (its validator checks them)
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+        return (
             (config.n_min, config.n_max),
             (
                 config.density,
@@ -315,11 +313,7 @@ class HamiltonianCycleBatch(BatchedEpisode):
                 config.hub_share,
                 config.hub_links,
             ),
-            self.buffers["adjacency"],
-            self.vertex_count,
         )
-        self.restart(slots)
-        return True
 
     def objectives(self) -> np.ndarray:
         """The cycle's length once closed, else the path's (the single episode's

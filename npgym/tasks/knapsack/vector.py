@@ -174,6 +174,8 @@ class KnapsackBatch(BatchedEpisode):
     )
     step_kernel = staticmethod(_step)
     step_arguments = "item_count weights values taken remaining item action_mask value"
+    draw_kernel = staticmethod(_draw_into)
+    draw_arguments = "weights values capacity item_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -203,36 +205,25 @@ class KnapsackBatch(BatchedEpisode):
             "item_count": len(drawn.weights),
         }
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         """Revision 2 only (every tier and difficulty uses it); its bounds and ratio band as
         ``_plant_revision_2`` computes them."""
         assert isinstance(config, KnapsackConfig)
         if config.revision != 2:
-            return False
+            return None
         span = config.weight_max - config.weight_min
         lightest_top = config.weight_min + math.floor(config.planted_weight_share * span + 0.5)
         heavy_bottom = config.weight_max - math.floor(config.decoy_weight_share * span + 0.5)
         margin = (1.0 - config.ratio_width) / 2 * (config.ratio_max - config.ratio_min)
-        buffers = self.buffers
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+        return (
             (config.items_min, config.items_max, config.planted_min, config.planted_max),
             (config.weight_min, lightest_top, heavy_bottom, config.weight_max),
             (config.ratio_min + margin, config.ratio_max - margin),
             (config.ratio_min, config.filler_ratio_min, config.filler_ratio_max),
             (config.decoy_item_share, config.correlation),
             (config.capacity_factor_min, config.capacity_factor_max),
-            buffers["weights"],
-            buffers["values"],
-            buffers["capacity"],
-            self.item_count,
         )
-        self.restart(slots)
-        return True
 
     def objectives(self) -> np.ndarray:
         return self.value.astype(np.float64)

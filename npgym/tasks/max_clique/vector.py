@@ -240,6 +240,7 @@ class VertexSetBatch(BatchedEpisode):
     restart_arguments = "vertex_count vertex_mask selected action_mask chosen"
     step_kernel = staticmethod(_step)
     step_arguments = "vertex_count compatible_pairs selected action_mask chosen"
+    draw_arguments = "adjacency compatible_pairs vertex_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -286,14 +287,12 @@ class MaxCliqueBatch(VertexSetBatch):
 
     episode = MaxCliqueEpisode
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    draw_kernel = staticmethod(_draw_into)
+
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         assert isinstance(config, MaxCliqueConfig)
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+        return (
             config.revision,
             config.n_min,
             config.n_max,
@@ -302,9 +301,4 @@ class MaxCliqueBatch(VertexSetBatch):
             config.density,
             config.camouflage or 0.0,
             config.decoy_scale or 0.0,
-            self.buffers["adjacency"],
-            self.compatible_pairs,
-            self.vertex_count,
         )
-        self.restart(slots)
-        return True

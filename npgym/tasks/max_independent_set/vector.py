@@ -7,6 +7,8 @@ With the objective reward, a batch of instances is drawn in one numba call that 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from pydantic import BaseModel
 
@@ -16,39 +18,6 @@ from npgym.streams import STATE_WORDS, integer, permutation, seed_instance_strea
 from npgym.tasks.max_clique.vector import VertexSetBatch, planted_graph_into, store_pairs
 from npgym.tasks.max_independent_set.generator import MaxIndependentSetConfig
 from npgym.tasks.max_independent_set.structured import MaxIndependentSetEpisode
-
-
-class MaxIndependentSetBatch(VertexSetBatch):
-    """Independent sets: every added vertex adjacent to no selected one."""
-
-    episode = MaxIndependentSetEpisode
-
-    @classmethod
-    def compatible(cls, adjacency: np.ndarray) -> np.ndarray:
-        """Pairs that are no edge (the complement graph, as the instance's
-        ``complement_adjacency``)."""
-        return complement(adjacency)
-
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
-        assert isinstance(config, MaxIndependentSetConfig)
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
-            config.clique_cover,
-            config.n_min,
-            config.n_max,
-            config.set_min,
-            config.set_max,
-            config.density,
-            self.buffers["adjacency"],
-            self.compatible_pairs,
-            self.vertex_count,
-        )
-        self.restart(slots)
-        return True
 
 
 @njit
@@ -123,3 +92,29 @@ def _draw_into(
                 state, n_min, n_max, set_min, set_max, density, False, adjacency[slot]
             )
         store_pairs(slot, n, adjacency, compatible, vertex_count, True)
+
+
+class MaxIndependentSetBatch(VertexSetBatch):
+    """Independent sets: every added vertex adjacent to no selected one."""
+
+    episode = MaxIndependentSetEpisode
+
+    draw_kernel = staticmethod(_draw_into)
+
+    @classmethod
+    def compatible(cls, adjacency: np.ndarray) -> np.ndarray:
+        """Pairs that are no edge (the complement graph, as the instance's
+        ``complement_adjacency``)."""
+        return complement(adjacency)
+
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
+        assert isinstance(config, MaxIndependentSetConfig)
+        return (
+            config.clique_cover,
+            config.n_min,
+            config.n_max,
+            config.set_min,
+            config.set_max,
+            config.density,
+        )

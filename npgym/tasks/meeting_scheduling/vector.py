@@ -397,6 +397,8 @@ class MeetingSchedulingBatch(BatchedEpisode):
         "counts times attendance durations capacities until schedule room_busy attendee_busy "
         "meeting action_mask value"
     )
+    draw_kernel = staticmethod(_draw_into)
+    draw_arguments = "attendance durations capacities free until counts times"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -448,15 +450,10 @@ class MeetingSchedulingBatch(BatchedEpisode):
             self.times[slot] = drawn["times"]
         self.restart(slots)
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         assert isinstance(config, MeetingSchedulingConfig)
-        buffers = self.buffers
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+        return (
             (
                 config.meetings_min,
                 config.meetings_max,
@@ -477,16 +474,7 @@ class MeetingSchedulingBatch(BatchedEpisode):
                 config.day_end,
             ),
             (config.coverage_min, config.coverage_max),
-            buffers["attendance"],
-            buffers["durations"],
-            buffers["capacities"],
-            buffers["free"],
-            self.until,
-            self.counts,
-            self.times,
         )
-        self.restart(slots)
-        return True
 
     def objectives(self) -> np.ndarray:
         return self.value.astype(np.float64)

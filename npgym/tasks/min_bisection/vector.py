@@ -235,6 +235,8 @@ class MinBisectionBatch(BatchedEpisode):
     restart_arguments = "vertex_count vertex_mask side vertex action_mask part_sizes cut"
     step_kernel = staticmethod(_step)
     step_arguments = "vertex_count weights side vertex action_mask part_sizes cut"
+    draw_kernel = staticmethod(_draw_into)
+    draw_arguments = "weights vertex_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -247,14 +249,10 @@ class MinBisectionBatch(BatchedEpisode):
         assert isinstance(instance, MinBisectionInstance)
         return {"weights": instance.weights, "vertex_count": instance.n}
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         assert isinstance(config, MinBisectionConfig)
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+        return (
             config.n_min,
             config.n_max,
             config.intra_density,
@@ -262,11 +260,7 @@ class MinBisectionBatch(BatchedEpisode):
             config.noise,
             config.traitors,
             config.double_agents,
-            self.buffers["weights"],
-            self.vertex_count,
         )
-        self.restart(slots)
-        return True
 
     def objectives(self) -> np.ndarray:
         return self.cut.astype(np.float64)

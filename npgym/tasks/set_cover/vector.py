@@ -186,6 +186,8 @@ class SetCoverBatch(BatchedEpisode):
         "subset_count universe_size membership picked covered action_mask gains uncovered "
         "chosen impossible"
     )
+    draw_kernel = staticmethod(_draw_into)
+    draw_arguments = "membership subset_count universe_size"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -208,28 +210,19 @@ class SetCoverBatch(BatchedEpisode):
             "universe_size": universe,
         }
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         assert isinstance(config, SetCoverConfig)
         if config.universe_size_max > PLANTED_ABOVE_UNIVERSE:
-            return False
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+            return None
+        return (
             config.universe_size_min,
             config.universe_size_max,
             config.subsets_min,
             config.subsets_max,
             config.subset_size_factor,
             config.impossible_probability,
-            self.buffers["membership"],
-            self.subset_count,
-            self.universe_size,
         )
-        self.restart(slots)
-        return True
 
     def objectives(self) -> np.ndarray:
         """Subsets picked, 0 once ``Impossible`` is answered (as the single episode)."""

@@ -186,6 +186,8 @@ class SubsetSumBatch(BatchedEpisode):
     )
     step_kernel = staticmethod(_step)
     step_arguments = "number_count numbers taken remaining index action_mask reachable"
+    draw_kernel = staticmethod(_draw_into)
+    draw_arguments = "numbers target number_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -212,17 +214,13 @@ class SubsetSumBatch(BatchedEpisode):
             self.reachable = wider
         super().restart(slots)
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         assert isinstance(config, SubsetSumConfig)
         if config.revision != 2:
-            return False
+            return None
         decoy_max, fixer_min = config.trap() if config.parity else (1, 1)  # (1, 1): unread
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+        return (
             config.n_min,
             config.n_max,
             config.solution_size_min,
@@ -233,12 +231,7 @@ class SubsetSumBatch(BatchedEpisode):
             config.parity,
             decoy_max,
             fixer_min,
-            self.buffers["numbers"],
-            self.buffers["target"],
-            self.number_count,
         )
-        self.restart(slots)
-        return True
 
     def objectives(self) -> np.ndarray:
         return self.buffers["taken"].sum(axis=1, dtype=np.float64)

@@ -149,6 +149,8 @@ class TSPBatch(BatchedEpisode):
     restart_arguments = "city_count city_mask visited current tour action_mask steps length"
     step_kernel = staticmethod(_step)
     step_arguments = "city_count distances visited current tour action_mask steps length"
+    draw_kernel = staticmethod(_draw_into)
+    draw_arguments = "distances coordinates has_coordinates city_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -178,31 +180,20 @@ class TSPBatch(BatchedEpisode):
             self.put(slot, "city_count", matrix.shape[0])
         self.restart(slots)
 
-    def load_seeded(
-        self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
-    ) -> bool:
+    @classmethod
+    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
         assert isinstance(config, TSPConfig)
         euclidean = config.metric == "euclidean"
         if euclidean and not floyd_applies((config.grid + 1) ** 2, config.n_max):
-            return False
-        buffers = self.buffers
-        _draw_into(
-            np.asarray(slots, np.int64),
-            np.asarray(seeds, np.int64),
-            key,
+            return None
+        return (
             config.n_min,
             config.n_max,
             euclidean,
             config.grid,
             config.distance_min,
             config.distance_max,
-            buffers["distances"],
-            buffers["coordinates"],
-            buffers["has_coordinates"],
-            self.city_count,
         )
-        self.restart(slots)
-        return True
 
     def objectives(self) -> np.ndarray:
         return self.length.astype(np.float64)
