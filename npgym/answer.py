@@ -101,7 +101,10 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
         # The usual case: "Answer:" with nothing after it that could start a later marker or a
         # \boxed{} (no "answer" in any case, no "\boxed{"), so it is the last marker.
         tail = text[plain + len(_PLAIN_MARKER) :]
-        if "answer" not in tail.lower() and _BOXED not in tail:
+        # Only "n" and "N" lower-case to "n" (no other character of Unicode does), and a
+        # \boxed{} needs a backslash: one-character searches settle the usual tail first.
+        no_word = ("n" not in tail and "N" not in tail) or "answer" not in tail.lower()
+        if no_word and ("\\" not in tail or _BOXED not in tail):
             if tail.startswith(_USUAL_START):  # "Answer: [...": _skip_noise's result, unsliced
                 return tail[1 : max_chars + 64]
             return _skip_noise(tail[: max_chars + 64])

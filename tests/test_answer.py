@@ -216,3 +216,16 @@ def test_as_int_array_accepts_lists_tuples_and_integer_arrays() -> None:
     for value in ([1, 2], (1, 2), np.array([1, 2], dtype=np.int32), [np.int64(1), 2]):
         result = as_int_array(value, "tour")
         assert result.dtype == np.int64 and result.tolist() == [1, 2]
+
+
+def test_only_n_lower_cases_to_n() -> None:
+    """extract_answer skips ``tail.lower()`` when the tail holds no "n" or "N": sound only while
+    no other character's lower case contains "n" (Unicode's case tables, as this Python has
+    them)."""
+    assert [c for c in map(chr, range(0x110000)) if "n" in c.lower()] == ["N", "n"]
+
+
+@pytest.mark.parametrize("word", ["ANSWER", "Answer", "aNsWeR", "answer"])
+def test_a_later_answer_word_in_any_case_still_counts(word: str) -> None:
+    """The shortcut sees the "N" or "n" and falls back to the full search."""
+    assert extract_answer(f"Answer: [1] then {word}: [2]") == "[2]"

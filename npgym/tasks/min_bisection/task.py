@@ -73,7 +73,7 @@ class MinBisectionTask(KernelTask[MinBisectionInstance, generator.MinBisectionCo
         return (instance.n, instance.edge_array)
 
     def check_answer(self, instance: MinBisectionInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_bisection(answer, instance.n, instance.edge_array)
+        return scan_check_bisection(answer, instance.weights)
 
     def explain(self, instance: MinBisectionInstance, result: tuple[int, ...]) -> str:
         return reason(result[0], result[1], result[2], instance.n)

@@ -27,29 +27,43 @@ PART_NAMES = ("A", "B")
 
 
 @njit
+def split_problem(n: int, members: np.ndarray, size_a: int) -> tuple[int, int, int]:
+    """The first violation of the two parts laid end to end in ``members`` (part A's first
+    ``size_a``) as ``(code, a, b)``, or ``OK``: a vertex outside ``0..n-1``, one listed twice (in
+    a part, or in both), one in neither part, unbalanced sizes."""
+    size_b = members.shape[0] - size_a
+    code, value, position = check_ids(members, n)
+    if code == ID_OUT_OF_RANGE:
+        return OUT_OF_RANGE, value, 0 if position < size_a else 1
+    if code == ID_REPEATED:
+        if position < size_a:
+            return REPEATED, value, 0
+        for vertex in members[:size_a]:
+            if vertex == value:
+                return IN_BOTH, value, 0
+        return REPEATED, value, 1
+    if members.shape[0] < n:  # distinct and in range: some vertex is missing
+        listed = np.zeros(n, np.bool_)
+        listed[members] = True
+        for vertex in range(n):
+            if not listed[vertex]:
+                return MISSING, vertex, 0
+    if abs(size_a - size_b) > 1:
+        return UNBALANCED, size_a, size_b
+    return OK, 0, 0
+
+
+@njit
 def check_bisection(
     n: int, edges: np.ndarray, part_a: np.ndarray, part_b: np.ndarray
 ) -> tuple[int, int, int, int]:
     """Check two parts against an ``n``-vertex graph with ``(u, v, w)`` edge rows (numba)."""
-    size_a, size_b = part_a.shape[0], part_b.shape[0]
-    code, value, position = check_ids(np.concatenate((part_a, part_b)), n)
-    if code == ID_OUT_OF_RANGE:
-        return OUT_OF_RANGE, value, 0 if position < size_a else 1, 0
-    if code == ID_REPEATED:
-        if position < size_a:
-            return REPEATED, value, 0, 0
-        for vertex in part_a:
-            if vertex == value:
-                return IN_BOTH, value, 0, 0
-        return REPEATED, value, 1, 0
-    side = np.full(n, -1, np.int64)
-    side[part_a] = 0
+    members = np.concatenate((part_a, part_b))
+    code, a, b = split_problem(n, members, part_a.shape[0])
+    if code != OK:
+        return code, a, b, 0
+    side = np.zeros(n, np.int64)
     side[part_b] = 1
-    for vertex in range(n):
-        if side[vertex] < 0:
-            return MISSING, vertex, 0, 0
-    if abs(size_a - size_b) > 1:
-        return UNBALANCED, size_a, size_b, 0
     cut = 0
     for row in range(edges.shape[0]):
         if side[edges[row, 0]] != side[edges[row, 1]]:
@@ -58,14 +72,24 @@ def check_bisection(
 
 
 @njit
-def scan_check_bisection(answer: bytes, n: int, edges: np.ndarray) -> tuple[int, int, int, int]:
+def scan_check_bisection(answer: bytes, weights: np.ndarray) -> tuple[int, int, int, int]:
     """Read the answer text and check it in one call (``NOT_SCANNED`` first unless it is a list
-    of two integer lists)."""
+    of two integer lists), against the ``n x n`` weight matrix: the cut sums the rows of part A
+    over the columns of part B (no side array, no branch)."""
     scanned, values, offsets = scan_rows(answer)
     if not scanned or offsets.shape[0] != 3:
         return NOT_SCANNED, 0, 0, 0
-    part_a, part_b = values[offsets[0] : offsets[1]], values[offsets[1] : offsets[2]]
-    return check_bisection(n, edges, part_a, part_b)
+    members = values[offsets[0] : offsets[2]]
+    size_a = offsets[1] - offsets[0]
+    code, a, b = split_problem(weights.shape[0], members, size_a)
+    if code != OK:
+        return code, a, b, 0
+    cut = 0
+    for u in members[:size_a]:
+        row = weights[u]
+        for v in members[size_a:]:
+            cut += row[v]
+    return OK, 0, 0, cut
 
 
 def check_bisection_python(
