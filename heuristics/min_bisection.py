@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from npgym.heuristics.bisection_bound import triangle_bound
 from npgym.heuristics.jit import njit
 from npgym.heuristics.result import SolverResult
 
@@ -425,6 +424,8 @@ def branch_and_bound(
         weights, incumbent, int(cut_weight(weights, incumbent)), int(node_limit)
     )
     if lower < cut:
+        from npgym.heuristics.bisection_bound import triangle_bound  # scipy's solvers: on use
+
         lower = max(int(lower), triangle_bound(weights, triangle_work(bound_effort), cut))
     stopped = "" if lower >= cut else "budget"
     return SolverResult(
@@ -443,6 +444,8 @@ def certified_bisection(
     """Multi-start Kernighan-Lin, METIS where it cuts less, then the triangle bound on that cut
     (ending as soon as it proves it): the result and its solver's name. ``work`` counts the
     bound's eigendecompositions budget."""
+    from npgym.heuristics.bisection_bound import triangle_bound  # scipy's solvers: on use
+
     side, cut = heuristic_bisection(weights)
     side, cut, source = with_metis(weights, side, cut, KERNIGHAN_LIN)
     work = triangle_work(time_limit)
