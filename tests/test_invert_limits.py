@@ -162,9 +162,10 @@ def test_references_score_two_at_the_ends_of_the_difficulty_range(base: str) -> 
 @pytest.mark.parametrize("base", sorted(INVERTIBLE_TASKS))
 def test_every_reference_scores_two_over_many_seeds_up_to_the_top_difficulty(base: str) -> None:
     """The issue: 5 of 40 Invert-TSP seeds at difficulty 1.0 stated 45 cities, over the integer
-    cap, and their references scored -2.5."""
+    cap, and their references scored -2.5 (20 seeds here: CI's time budget; the bug failed one
+    seed in eight)."""
     task = _task(base)
-    for seed in range(40):
+    for seed in range(20):
         for difficulty in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, MAX_DIFFICULTY):
             instance = task.generate(seed, difficulty=difficulty)
             reference = task.reference(instance)

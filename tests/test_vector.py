@@ -54,7 +54,7 @@ def test_every_task_with_a_structured_episode_is_batched() -> None:
 
 
 @pytest.mark.parametrize("task", BATCHED)
-@settings(max_examples=6)
+@settings(max_examples=3)
 @given(
     seed=st.integers(0, 2**32),
     num_envs=st.integers(1, 4),
@@ -93,7 +93,7 @@ def test_vector_env_equals_single_envs_step_by_step(
 
 @pytest.mark.parametrize("task", BATCHED)
 @given(seed=st.integers(0, 2**63 - 2), tier=st.sampled_from(["easy", "hard", "benchmark"]))
-@settings(max_examples=8)
+@settings(max_examples=5)
 def test_first_instances_are_the_single_envs_instances(task: str, seed: int, tier: str) -> None:
     """reset(seed=s): env i shows the first observation of a single env reset with s + i, that
     is of task.generate(s + i), through the compiled draws (objective mode) where a task has
