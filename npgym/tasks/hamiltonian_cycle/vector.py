@@ -25,38 +25,14 @@ from npgym.streams import (
     STATE_WORDS,
     choice_without_replacement,
     integer,
-    next_uint32,
-    next_uint64,
+    permutation,
     seed_instance_stream,
+    uniform,
 )
 from npgym.tasks.hamiltonian_cycle.generator import HamiltonianCycleConfig
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
 from npgym.tasks.hamiltonian_cycle.structured import HamiltonianCycleEpisode
 from npgym.vector import BatchedEpisode
-
-
-@njit
-def _uniform(state: np.ndarray) -> float:
-    """``Generator.random()``: a double in [0, 1) from the top 53 bits of a 64-bit draw."""
-    return float(next_uint64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit
-def _permutation(state: np.ndarray, n: int) -> np.ndarray:
-    """``Generator.permutation(n)``: numpy's shuffle of ``arange(n)``, whose swap indices are
-    masked rejection draws on 32 bits (``random_interval``; n is at most 500 here), not the
-    bounded integers of ``integers``."""
-    order = np.arange(n)
-    for index in range(n - 1, 0, -1):
-        mask = np.uint64(index)
-        for shift in (1, 2, 4, 8, 16, 32):
-            mask |= mask >> np.uint64(shift)
-        other = next_uint32(state) & mask
-        while other > np.uint64(index):
-            other = next_uint32(state) & mask
-        swap = np.int64(other)
-        order[index], order[swap] = order[swap], order[index]
-    return order
 
 
 @njit
@@ -82,20 +58,20 @@ def _draw_into(
         n = integer(state, n_min, n_max + 1)
         pairs = n * (n - 1) // 2
         noise = min(max((density * pairs - n) / max(pairs - n, 1), 0.0), 1.0)
-        hamiltonian = _uniform(state) < hamiltonian_share
+        hamiltonian = uniform(state) < hamiltonian_share
         probability = np.full((n, n), noise)
         planted = np.zeros((n, n), np.bool_)
-        if hamiltonian and _uniform(state) >= separator_share:
+        if hamiltonian and uniform(state) >= separator_share:
             for vertex in range(n):
                 _join(planted, vertex, (vertex + 1) % n)
         else:
-            spare = 0 if hamiltonian else (2 if n >= 8 and _uniform(state) < 0.5 else 1)
+            spare = 0 if hamiltonian else (2 if n >= 8 and uniform(state) < 0.5 else 1)
             _separator(state, n, spare, noise, hub_share, hub_links, probability, planted)
         chosen = np.zeros((n, n), np.bool_)
         for u in range(n):
             for v in range(u + 1, n):
-                chosen[u, v] = _uniform(state) < probability[u, v] or planted[u, v]
-        label = _permutation(state, n)
+                chosen[u, v] = uniform(state) < probability[u, v] or planted[u, v]
+        label = permutation(state, n)
         adjacency[slot] = 0
         for u in range(n):
             for v in range(u + 1, n):

@@ -28,19 +28,13 @@ from npgym.streams import (
     STATE_WORDS,
     choice_without_replacement,
     integer,
-    next_uint64,
     seed_instance_stream,
+    uniform,
 )
 from npgym.tasks.meeting_scheduling.generator import MeetingSchedulingConfig
 from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
 from npgym.tasks.meeting_scheduling.structured import MeetingSchedulingEpisode
 from npgym.vector import BatchedEpisode
-
-
-@njit
-def _uniform(state: np.ndarray) -> float:
-    """``Generator.random()``: a double in [0, 1) from the top 53 bits of a 64-bit draw."""
-    return float(next_uint64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit
@@ -150,7 +144,7 @@ def _free_runs(
     separated by non-empty gaps; ``until`` of each free slot is its run's end (minutes, from
     the grid ``starts``)."""
     fragments = min(integer(state, fragments_min, fragments_max + 1), (day_slots + 1) // 2)
-    share = coverage[0] + (coverage[1] - coverage[0]) * _uniform(state)
+    share = coverage[0] + (coverage[1] - coverage[0]) * uniform(state)
     rounded = np.int64(np.rint(share * day_slots))  # half to even, as Python's round
     free_slots = min(max(rounded, fragments), day_slots - fragments + 1)
     cuts = np.sort(choice_without_replacement(state, free_slots - 1, fragments - 1)) + 1
