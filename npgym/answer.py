@@ -70,11 +70,15 @@ _MARKER_GAP = f"[*_{re.escape(WHITESPACE)}]{{0,4}}:"
 _MARKER = re.compile(f"answer{_MARKER_GAP}", re.IGNORECASE | re.ASCII)
 _MARKER_TAIL = re.compile(_MARKER_GAP)
 _MARKER_SPAN = len("answer") + 4 + 1
+_BEFORE_COLON = frozenset("rR*_" + WHITESPACE)
+"""The characters that can precede a marker's colon: the last letter of "answer" or a gap's."""
 """Longest marker: the word, four characters of emphasis or whitespace, the colon."""
 _FIRST_CHUNK = 512
 _COLON_PROBES = 16
-"""How many colons, from the end, :func:`_last_marker_end` examines one by one."""
+"""How many colons, from the end, :func:`answer_key` examines one by one."""
 _PLAIN_MARKER = "Answer:"
+_PLAIN_WORD_TEXT = "Answer"
+_PLAIN_WORD = len(_PLAIN_WORD_TEXT)
 _BOXED = "\\boxed{"
 _USUAL_START = (" [", " (")
 _LEADING_NOISE = WHITESPACE + "*_`$>#"
@@ -91,6 +95,9 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
 
     The result is at most ``max_chars`` characters long (text beyond that cannot belong to a
     valid answer) and starts at the answer itself, past markdown emphasis and code fences.
+    Only the last :data:`MAX_SCAN_CHARS` characters are searched. The usual cases (a plain
+    ``Answer:`` at the last colon, no marker at all) cost a few one-character searches, never
+    a lower-cased pass over the reasoning.
     """
     if not isinstance(text, str):
         raise AnswerFormatError("completion is not text")
@@ -98,23 +105,63 @@ def extract_answer(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
         text = text[-MAX_SCAN_CHARS:]
     plain = text.rfind(_PLAIN_MARKER)
     if plain >= 0:
-        # The usual case: "Answer:" with nothing after it that could start a later marker or a
-        # \boxed{} (no "answer" in any case, no "\boxed{"), so it is the last marker.
+        # The usual case: "Answer:" with nothing after it that could end a later marker or
+        # start a \boxed{}. Only "n" and "N" lower-case to "n" (no other character of Unicode
+        # does), and a \boxed{} needs a backslash: one-character searches settle the usual tail.
         tail = text[plain + len(_PLAIN_MARKER) :]
-        # Only "n" and "N" lower-case to "n" (no other character of Unicode does), and a
-        # \boxed{} needs a backslash: one-character searches settle the usual tail first.
         no_word = ("n" not in tail and "N" not in tail) or "answer" not in tail.lower()
-        if no_word and ("\\" not in tail or _BOXED not in tail):
+        if no_word and "\\" not in tail:
             if tail.startswith(_USUAL_START):  # "Answer: [...": _skip_noise's result, unsliced
                 return tail[1 : max_chars + 64]
             return _skip_noise(tail[: max_chars + 64])
-    marker_end = _last_marker_end(text)
-    boxed_start = text.rfind(_BOXED)
-    if boxed_start >= 0 and boxed_start >= marker_end:
-        return _boxed_content(text, boxed_start + len(_BOXED), max_chars)
-    if marker_end < 0:
+    key = answer_key(text)  # the general case: the end that decides the answer
+    if key is None:
         raise AnswerFormatError("no 'Answer:' marker found")
-    return _skip_noise(text[marker_end : marker_end + max_chars + 64])
+    if key[0] == "{":  # no marker, a box
+        return _boxed_content(key, 1, max_chars)
+    if "\\" in key:  # a marker: a \boxed{ after it is the answer
+        boxed = key.rfind(_BOXED)
+        if boxed >= 0:
+            return _boxed_content(key, boxed + len(_BOXED), max_chars)
+    return _skip_noise(key[1 : max_chars + 65])
+
+
+def answer_key(text: str) -> str | None:
+    """The end of ``text`` (bounded: at most :data:`MAX_SCAN_CHARS` characters long) that alone
+    decides :func:`extract_answer`'s result: from the last marker's colon, or else from the
+    last ``\\boxed{``'s brace, to the end (so a marker's key never equals a box's). None when
+    ``text`` has neither (extraction then fails alike for every such text). A cheap key for a
+    group whose completions share answers, and where extraction starts.
+
+    Every marker ends in a colon, so the last colons are visited from the end; one whose
+    previous character cannot end a marker (an "r" or a gap character) is passed over at once,
+    and only the :data:`_MARKER_SPAN` characters that end at the others are read. The usual
+    cases (a plain ``Answer:`` at the last colon, no marker) cost a few one-character
+    searches, never a lower-cased pass over the reasoning. Past :data:`_COLON_PROBES` colons,
+    the text before the last one visited is searched by :func:`_last_marker_before`.
+    """
+    colon = text.rfind(":")
+    if colon > 0 and text[colon - _PLAIN_WORD : colon] == _PLAIN_WORD_TEXT:
+        return text[colon:]  # a plain "Answer:" at the last colon is the last marker
+    probes = _COLON_PROBES
+    while colon > 0:  # a colon at 0 ends no marker
+        if text[colon - 1] in _BEFORE_COLON:
+            start = max(0, colon + 1 - _MARKER_SPAN)
+            found = _last_marker_in(text[start : colon + 1])
+            if found >= 0:
+                return text[start + found - 1 :]
+        probes -= 1
+        if not probes:
+            found = _last_marker_before(text, colon)
+            if found >= 0:
+                return text[found - 1 :]
+            break
+        colon = text.rfind(":", 0, colon)
+    if "\\" in text:  # a \boxed{ needs a backslash: one memchr settles most texts
+        boxed = text.rfind(_BOXED)
+        if boxed >= 0:
+            return text[boxed + len(_BOXED) - 1 :]
+    return None
 
 
 MAX_SCAN_BYTES = 4 * MAX_SCAN_CHARS + 16
@@ -137,49 +184,6 @@ def decode_completion(data: bytes) -> str:
     if len(data) <= MAX_SCAN_BYTES:
         return data.decode("utf-8", errors="replace")
     return data[-MAX_SCAN_BYTES:].decode("utf-8", errors="replace")[_CUT_CHARS:]
-
-
-def bounded_text(text: str) -> str:
-    """The end of ``text`` that :func:`extract_answer` searches (the last
-    :data:`MAX_SCAN_CHARS` characters): a cheap slice that bounds every later pass."""
-    return text[-MAX_SCAN_CHARS:] if len(text) > MAX_SCAN_CHARS else text
-
-
-def answer_tail(text: str) -> str | None:
-    """The end of a completion that alone decides :func:`extract_answer`'s result: everything
-    from the last plain ``Answer:`` on, when that marker lies inside the searched window (the
-    last :data:`MAX_SCAN_CHARS` characters); None when there is none.
-
-    Completions with equal tails have equal answers or equal errors: any later marker, a
-    ``\\boxed{}`` after the marker and the answer itself lie in the tail, and nothing before the
-    plain marker can end a later marker or start a later ``\\boxed{``. A cheap key (one
-    ``rfind``) for scoring a group whose completions share answers.
-    """
-    plain = text.rfind(_PLAIN_MARKER)
-    if plain < 0 or plain < len(text) - MAX_SCAN_CHARS:
-        return None
-    return text[plain:]
-
-
-def _last_marker_end(text: str) -> int:
-    """Index just past the last ``Answer:`` marker (any case, emphasis allowed), or -1.
-
-    Every marker ends in a colon, so the last colons are visited from the end and only the
-    :data:`_MARKER_SPAN` characters that end at each are read: a completion without a marker
-    usually costs a few ``rfind`` calls, not a pass over its text. Past :data:`_COLON_PROBES`
-    colons, the text before the last one visited is searched by :func:`_last_marker_before`.
-    """
-    end = len(text)
-    for _ in range(_COLON_PROBES):
-        colon = text.rfind(":", 0, end)
-        if colon < 0:
-            return -1
-        start = max(0, colon + 1 - _MARKER_SPAN)
-        found = _last_marker_in(text[start : colon + 1])
-        if found >= 0:
-            return start + found
-        end = colon
-    return _last_marker_before(text, end)
 
 
 def _last_marker_before(text: str, end: int) -> int:

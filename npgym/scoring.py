@@ -19,10 +19,10 @@ from typing import Any, Protocol
 
 from npgym.answer import (
     MAX_ANSWER_CHARS,
+    MAX_SCAN_CHARS,
     WHITESPACE,
     AnswerFormatError,
-    answer_tail,
-    bounded_text,
+    answer_key,
     decode_completion,
     extract_answer,
     parse_value_fast,
@@ -170,32 +170,49 @@ def score_many(
     weights = DEFAULT_REWARD if reward is None else resolve_reward(reward)
     reference, reference_objective, memo = scoring_state(task, instance, reference, weights)
     scores: list[Score] = []
-    by_tail: dict[str, Score] = {}  # what follows the last "Answer:" decides the score
+    by_key: dict[str | None, Score] = {}  # answer_key's (None: neither a marker nor a box)
     by_answer: dict[str, Score] = {}
+    kept, keep_score, key_of = by_key.get, scores.append, answer_key  # locals: the loop is hot
     for text in completions:
         if type(text) is not str:  # bytes, or no text at all: score() says what it is
-            scores.append(score(task, instance, text, reference, weights))
+            keep_score(score(task, instance, text, reference, weights))
             continue
-        text = bounded_text(text)
-        tail = answer_tail(text)
-        result = by_tail.get(tail) if tail is not None else None
+        if len(text) > MAX_SCAN_CHARS:  # extract_answer's bound
+            text = text[-MAX_SCAN_CHARS:]
+        key = key_of(text)
+        result = kept(key)
         if result is None:
-            try:
-                segment = extract_answer(text)
-            except AnswerFormatError as error:
-                result = _extract_failure(memo, weights, reference_objective, str(error))
-            except Exception as error:  # the last-resort guard (see score_answer)
-                result = guard(task, weights, reference_objective, "extract", error)
-            else:
-                result = by_answer.get(segment)
-                if result is None:
-                    result = by_answer[segment] = task._score_answer(
-                        instance, segment, weights, reference, reference_objective, memo
-                    )
-            if tail is not None:
-                by_tail[tail] = result
-        scores.append(result)
+            result = by_key[key] = _answer_score(
+                task, instance, text, weights, reference, reference_objective, memo, by_answer
+            )
+        keep_score(result)
     return scores
+
+
+def _answer_score(
+    task: ScoredTask,
+    instance: Any,
+    text: str,
+    weights: RewardConfig,
+    reference: Reference | Objective,
+    reference_objective: Objective | None,
+    memo: ScoreMemo,
+    by_answer: dict[str, Score],
+) -> Score:
+    """The score of the answer of ``text``, kept in ``by_answer`` for the group's other
+    completions with the same answer text."""
+    try:
+        segment = extract_answer(text)
+    except AnswerFormatError as error:
+        return _extract_failure(memo, weights, reference_objective, str(error))
+    except Exception as error:  # the last-resort guard (see score_answer)
+        return guard(task, weights, reference_objective, "extract", error)
+    result = by_answer.get(segment)
+    if result is None:
+        result = by_answer[segment] = task._score_answer(
+            instance, segment, weights, reference, reference_objective, memo
+        )
+    return result
 
 
 def scoring_state(

@@ -20,12 +20,15 @@ from hypothesis import strategies as st
 
 import npgym
 from npgym.answer import (
+    _BOXED,
     _MARKER,
+    MAX_ANSWER_CHARS,
     MAX_SCAN_CHARS,
     AnswerFormatError,
     IntRows,
-    _last_marker_end,
-    answer_tail,
+    _boxed_content,
+    _skip_noise,
+    answer_key,
     extract_answer,
     parse_value_fast,
     parse_value_reference,
@@ -294,17 +297,48 @@ def _extracted(text: str) -> tuple[str, str]:
     second=st.lists(_PIECES, max_size=8).map("".join),
     tail=st.lists(_PIECES, max_size=8).map("".join),
 )
-def test_equal_answer_tails_mean_equal_answers(first: str, second: str, tail: str) -> None:
-    """score_many keys completions by answer_tail: what precedes it must never matter."""
+def test_equal_answer_keys_mean_equal_answers(first: str, second: str, tail: str) -> None:
+    """score_many keys completions by answer_key: what precedes the key must never matter,
+    and completions without a key (no marker, no box) all fail alike."""
     one, two = first + "Answer:" + tail, second + "Answer:" + tail
-    assert answer_tail(one) == answer_tail(two) is not None
+    assert answer_key(one) == answer_key(two) is not None
     assert _extracted(one) == _extracted(two)
+    one, two = first + tail, second + tail
+    if answer_key(one) == answer_key(two):
+        assert _extracted(one) == _extracted(two)
+    if answer_key(one) is None:
+        assert _extracted(one) == ("error", "no 'Answer:' marker found")
 
 
-def test_a_tail_outside_the_searched_window_is_no_key() -> None:
-    text = "Answer: [1]" + "x" * MAX_SCAN_CHARS
-    assert answer_tail(text) is None
-    assert answer_tail("no marker here") is None
+def _extracted_by_definition(text: str) -> tuple[str, str]:
+    """extract_answer as the contract defines it: the last marker's regex match, unless a
+    ``\\boxed{`` starts after it; no shortcut."""
+    marker_end = max((match.end() for match in _MARKER.finditer(text)), default=-1)
+    boxed = text.rfind(_BOXED)
+    try:
+        if boxed >= 0 and boxed >= marker_end:
+            return ("answer", _boxed_content(text, boxed + len(_BOXED), MAX_ANSWER_CHARS))
+        if marker_end < 0:
+            return ("error", "no 'Answer:' marker found")
+        return ("answer", _skip_noise(text[marker_end : marker_end + MAX_ANSWER_CHARS + 64]))
+    except AnswerFormatError as error:
+        return ("error", str(error))
+
+
+@given(pieces=st.lists(_PIECES, max_size=12))
+def test_extraction_follows_its_definition(pieces: list[str]) -> None:
+    """The one-character shortcuts (the plain marker at the last colon, a backslash before
+    any \\boxed{ search) find what the marker regex and the last box find."""
+    text = "".join(pieces)
+    assert _extracted(text) == _extracted_by_definition(text)
+
+
+def test_a_text_without_a_marker_or_a_box_has_no_key() -> None:
+    assert answer_key("Attempt 1: no marker here, [1, 2]") is None
+    assert answer_key("a \\ backslash but no box: [1]") is None
+    assert answer_key("so \\boxed{[1]}") == "{[1]}"
+    assert answer_key("x Answer: [1]") == ": [1]"
+    assert answer_key("x ANSWER : [1] \\boxed{[2]}") == ": [1] \\boxed{[2]}"
 
 
 _MARKER_PIECES = st.sampled_from(
@@ -338,7 +372,7 @@ def test_the_last_marker_is_the_last_regex_match(pieces: list[str]) -> None:
     texts with few and with many colons (past the probes, the chunked search takes over)."""
     text = "".join(pieces)
     matches = [match.end() for match in _MARKER.finditer(text)]
-    assert _last_marker_end(text) == (matches[-1] if matches else -1)
+    assert answer_key(text) == (text[matches[-1] - 1 :] if matches else None)
     padded = text + " :" * 20  # more colons than the probes: the chunked search decides
     matches = [match.end() for match in _MARKER.finditer(padded)]
-    assert _last_marker_end(padded) == (matches[-1] if matches else -1)
+    assert answer_key(padded) == (padded[matches[-1] - 1 :] if matches else None)
