@@ -39,10 +39,12 @@ WORK_PER_SECOND = 200_000_000
 graph costs about 20 n of them, so about 200,000 nodes per second at n = 50). A loaded 2-core
 machine does about 4 times as much, so the node limit, not the clock, ends a long search and its
 outcome does not depend on machine load."""
-TRIANGLE_WORK_PER_SECOND = 16
-"""Eigendecompositions of :func:`~npgym.heuristics.bisection_bound.triangle_bound` per second of
-time limit (960 at the default 60: about 4.5 CPU-s at n = 190 and 30 at n = 490, where the
-bound stays within 0.3% of the cut)."""
+TRIANGLE_WORK_PER_SECOND = 8_000
+"""Budget of :func:`~npgym.heuristics.bisection_bound.triangle_bound` per second of time limit,
+in eigendecompositions times vertices: at the default 60 s, 2,400 eigendecompositions at
+n = 200 (difficulty 1.5, where the slowest provable instances need about 2,200) and 980 at
+n = 490 (difficulty 2.0, within a few units of the cut). An eigendecomposition costs n^3, so
+fewer of them at larger n keep the worst reference near 30-40 CPU-s."""
 TRIANGLE_MIN_WORK = 50
 """The least budget of the triangle bound, however short the time limit: below it the smoothing
 has no room to shrink (at n = 200, 16 eigendecompositions reach 84% of the cut, 50 reach 92%)."""
@@ -426,16 +428,19 @@ def branch_and_bound(
     if lower < cut:
         from npgym.heuristics.bisection_bound import triangle_bound  # scipy's solvers: on use
 
-        lower = max(int(lower), triangle_bound(weights, triangle_work(bound_effort), cut))
+        lower = max(
+            int(lower), triangle_bound(weights, triangle_work(bound_effort, weights.shape[0]), cut)
+        )
     stopped = "" if lower >= cut else "budget"
     return SolverResult(
         canonical_side(side), int(cut), min(int(lower), int(cut)), int(nodes), stopped
     )
 
 
-def triangle_work(time_limit: float) -> int:
-    """The triangle bound's budget, in eigendecompositions, for ``time_limit`` seconds."""
-    return max(TRIANGLE_MIN_WORK, int(time_limit * TRIANGLE_WORK_PER_SECOND))
+def triangle_work(time_limit: float, n: int) -> int:
+    """The triangle bound's budget, in eigendecompositions, for ``time_limit`` seconds on an
+    ``n``-vertex graph."""
+    return max(TRIANGLE_MIN_WORK, int(time_limit * TRIANGLE_WORK_PER_SECOND / max(n, 1)))
 
 
 def certified_bisection(
@@ -448,7 +453,7 @@ def certified_bisection(
 
     side, cut = heuristic_bisection(weights)
     side, cut, source = with_metis(weights, side, cut, KERNIGHAN_LIN)
-    work = triangle_work(time_limit)
+    work = triangle_work(time_limit, weights.shape[0])
     lower = min(triangle_bound(weights, work, cut), cut)
     result = SolverResult(
         canonical_side(side), int(cut), lower, work, "" if lower == cut else "budget"
