@@ -6,6 +6,8 @@
   source change compiles afresh and an unchanged tree reuses its cache. ``NUMBA_CACHE_DIR``
   set by the caller wins.
 - hypothesis: no per-example deadline (the first call of a numba kernel compiles it).
+- ``built`` and ``copy``: a bench folder built once per module from the module's ``SPEC``, and a
+  fresh copy of it per test (for the modules that tamper with built folders).
 """
 
 import hashlib
@@ -50,6 +52,22 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bench folder built once per test module from that module's ``SPEC`` (a BuildSpec)."""
+    from npgym.npbench.build import build
+
+    folder = tmp_path_factory.mktemp("bench") / "b"
+    build(request.module.SPEC, folder, workers=1, progress=False)
+    return folder
+
+
+@pytest.fixture
+def copy(built: Path, tmp_path: Path) -> Path:
+    """A copy of the module's built bench folder for a test to tamper with."""
+    return Path(shutil.copytree(built, tmp_path / "copy"))
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from npgym import commands
 from npgym.cli import main
 from npgym.datasets import MAX_COUNT, MAX_MIX_WEIGHT, MAX_TIME_LIMIT, DatasetSpec
 from npgym.npbench import build as building
-from npgym.npbench.build import BuildSpec, build
+from npgym.npbench.build import BuildSpec
 from tests.test_integrity import _rows, _write
 
 SPEC = BuildSpec(tasks=("TSP", "SubsetSum"), n=3, mix={"easy": 1.0})
@@ -34,18 +33,6 @@ def _one_line_error(result: Result) -> str:
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert lines and "Traceback" not in result.output, result.output
     return lines[-1]
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("bench") / "b"
-    build(SPEC, folder, workers=1, progress=False)
-    return folder
-
-
-@pytest.fixture
-def copy(built: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(built, tmp_path / "copy"))
 
 
 def _eval(folder: Path, tmp_path: Path, *options: str) -> Result:

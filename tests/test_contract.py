@@ -21,14 +21,38 @@ CASES = [(task, tier) for task in npgym.list_tasks() for tier in npgym.TIERS]
 TASK_NAMES = npgym.list_tasks()
 
 
+TASK_CLAIMS = {
+    "task_is_registered_with_its_tiers": testing.check_registration,
+    "prompt_is_ascii_and_ends_with_the_answer_instruction": testing.check_prompt,
+    "difficulty_knob_spans_zero_to_one": testing.check_difficulty_knob,
+    "bad_config_gets_an_error_naming_the_field": testing.check_bad_config,
+    "verify_rejects_garbage_without_raising": testing.check_garbage,
+}
+"""What every task meets, each claim checked by its function of :mod:`npgym.testing`."""
+
+TIER_CLAIMS = {
+    "check_env_passes": testing.check_env_passes,
+    "same_seed_same_instance_and_prompt": testing.check_determinism,
+    "json_round_trip_is_lossless_and_canonical": testing.check_json_round_trip,
+    "env_reset_matches_generate": testing.check_env_reset_matches_generate,
+    "verifier_agrees_with_python_twin": testing.check_verifier_twin,
+    "fused_kernel_scores_like_the_parser": testing.check_fused_kernel,
+    "declared_capabilities_work": testing.check_capabilities,
+}
+"""What every task meets on every tier, each claim checked by its function of
+:mod:`npgym.testing`."""
+
+
 @pytest.mark.parametrize("task_name", TASK_NAMES)
-def test_task_is_registered_with_its_tiers(task_name: str) -> None:
-    testing.check_registration(npgym.get_task(task_name))
+@pytest.mark.parametrize("claim", TASK_CLAIMS)
+def test_every_task_meets_the_contract(claim: str, task_name: str) -> None:
+    TASK_CLAIMS[claim](npgym.get_task(task_name))
 
 
 @pytest.mark.parametrize(("task_name", "tier"), CASES)
-def test_check_env_passes(task_name: str, tier: str) -> None:
-    testing.check_env_passes(npgym.get_task(task_name), tier)
+@pytest.mark.parametrize("claim", TIER_CLAIMS)
+def test_every_tier_meets_the_contract(claim: str, task_name: str, tier: str) -> None:
+    TIER_CLAIMS[claim](npgym.get_task(task_name), tier)
 
 
 @pytest.mark.parametrize(("task_name", "tier"), CASES)
@@ -44,58 +68,8 @@ def test_golden_file_header_hashes_its_own_content(task_name: str, tier: str) ->
 
 
 @pytest.mark.parametrize(("task_name", "tier"), CASES)
-def test_same_seed_same_instance_and_prompt(task_name: str, tier: str) -> None:
-    testing.check_determinism(npgym.get_task(task_name), tier)
-
-
-@pytest.mark.parametrize(("task_name", "tier"), CASES)
-def test_json_round_trip_is_lossless_and_canonical(task_name: str, tier: str) -> None:
-    testing.check_json_round_trip(npgym.get_task(task_name), tier)
-
-
-@pytest.mark.parametrize(("task_name", "tier"), CASES)
 def test_reference_is_accepted_and_scores_two(task_name: str, tier: str) -> None:
     testing.check_reference(npgym.get_task(task_name), tier, golden.SEEDS[0])
-
-
-@pytest.mark.parametrize(("task_name", "tier"), CASES)
-def test_env_reset_matches_generate(task_name: str, tier: str) -> None:
-    testing.check_env_reset_matches_generate(npgym.get_task(task_name), tier)
-
-
-@pytest.mark.parametrize(("task_name", "tier"), CASES)
-def test_verifier_agrees_with_python_twin(task_name: str, tier: str) -> None:
-    testing.check_verifier_twin(npgym.get_task(task_name), tier)
-
-
-@pytest.mark.parametrize(("task_name", "tier"), CASES)
-def test_fused_kernel_scores_like_the_parser(task_name: str, tier: str) -> None:
-    testing.check_fused_kernel(npgym.get_task(task_name), tier)
-
-
-@pytest.mark.parametrize(("task_name", "tier"), CASES)
-def test_declared_capabilities_work(task_name: str, tier: str) -> None:
-    testing.check_capabilities(npgym.get_task(task_name), tier)
-
-
-@pytest.mark.parametrize("task_name", TASK_NAMES)
-def test_prompt_is_ascii_and_ends_with_the_answer_instruction(task_name: str) -> None:
-    testing.check_prompt(npgym.get_task(task_name))
-
-
-@pytest.mark.parametrize("task_name", TASK_NAMES)
-def test_difficulty_knob_spans_zero_to_one(task_name: str) -> None:
-    testing.check_difficulty_knob(npgym.get_task(task_name))
-
-
-@pytest.mark.parametrize("task_name", TASK_NAMES)
-def test_bad_config_gets_an_error_naming_the_field(task_name: str) -> None:
-    testing.check_bad_config(npgym.get_task(task_name))
-
-
-@pytest.mark.parametrize("task_name", TASK_NAMES)
-def test_verify_rejects_garbage_without_raising(task_name: str) -> None:
-    testing.check_garbage(npgym.get_task(task_name))
 
 
 values = st.recursive(

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -31,17 +30,18 @@ from npgym.npbench.client import (
     sample_endpoint,
 )
 from npgym.npbench.evaluate import evaluate, read_completions
+from tests.local_server import LocalServer, serving
 
 pytest.importorskip("httpx", reason="endpoint sampling needs: pip install 'npgym[openai]'")
 
 MALFORMED = ("empty-choices", "html", "text", "foo", "no-message")
 
 
-class FakeChatServer(ThreadingHTTPServer):
+class FakeChatServer(LocalServer):
     """Answers chat completions with a canned answer per prompt; misbehaves as told."""
 
     def __init__(self, answers: dict[str, str]) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.answers = answers
         self.faults: dict[str, list[str]] = {}  # prompt -> faults for its next requests
         self.always: str | None = None  # a fault for every request
@@ -52,10 +52,6 @@ class FakeChatServer(ThreadingHTTPServer):
         self.content: object = None  # set: every choice's content (a huge text, None...)
         self.padding = 0  # bytes of padding in each reply's "id" (to hit a size cap exactly)
         self.bytes_sent = 0  # bytes of the "flood" reply sent before the client hung up
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -171,12 +167,8 @@ def server(dataset: Path) -> Iterator[FakeChatServer]:
         + task.format_answer(json.loads(row["reference"])["solution"])
         for row in read_dataset(dataset)
     }
-    fake = FakeChatServer(answers)
-    thread = threading.Thread(target=fake.serve_forever, daemon=True)
-    thread.start()
-    yield fake
-    fake.shutdown()
-    fake.server_close()
+    with serving(FakeChatServer(answers)) as fake:
+        yield fake
 
 
 def _options(**changes: object) -> SamplingOptions:

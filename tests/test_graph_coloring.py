@@ -15,6 +15,7 @@ from npgym.heuristics import graph_coloring as solvers
 from npgym.tasks.graph_coloring import GraphColoringConfig, GraphColoringInstance, generator
 from npgym.tasks.graph_coloring.verifier import check_coloring, check_coloring_python
 from npgym.variants import variant
+from tests import helpers
 
 TASK = npgym.get_task("GraphColoring")
 
@@ -107,8 +108,7 @@ def cp_sat_colorable(adjacency: np.ndarray, k: int) -> bool:
     ],
 )
 def test_pentagon_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
-    verdict = TASK.verify(PENTAGON, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+    helpers.assert_verdict(TASK, PENTAGON, answer, (feasible, objective, reason))
 
 
 def test_pentagon_reference_and_scores() -> None:
@@ -117,10 +117,16 @@ def test_pentagon_reference_and_scores() -> None:
     assert reference.proven_optimal and reference.method == "exact"
     assert TASK.verify(PENTAGON, reference.solution).objective == 3
     assert reference.solution == solvers.canonical_coloring(np.array(reference.solution))
-    assert TASK.score(PENTAGON, "So: Answer: [0, 1, 0, 1, 2, 2].").reward == 2.0
-    assert TASK.score(PENTAGON, "Answer: [0, 1, 2, 3, 4, 5]").reward == pytest.approx(1.5)
-    assert TASK.score(PENTAGON, "Answer: [0, 1, 0, 1, 0, 2]").reward == -0.5
-    assert TASK.score(PENTAGON, "Answer: [0, 1, [0], 1, 0, 2]").reward == -2.5
+    helpers.assert_rewards(
+        TASK,
+        PENTAGON,
+        {
+            "So: Answer: [0, 1, 0, 1, 2, 2].": 2.0,
+            "Answer: [0, 1, 2, 3, 4, 5]": pytest.approx(1.5),
+            "Answer: [0, 1, 0, 1, 0, 2]": -0.5,
+            "Answer: [0, 1, [0], 1, 0, 2]": -2.5,
+        },
+    )
 
 
 @st.composite
@@ -137,16 +143,16 @@ def graphs_and_colorings(draw: st.DrawFn) -> tuple[int, list[tuple[int, int]], l
 @given(case=graphs_and_colorings())
 def test_kernel_agrees_with_python_twin(case: tuple[int, list[tuple[int, int]], list[int]]) -> None:
     n, edges, colors = case
-    edge_array = np.array(edges, dtype=np.int64).reshape(-1, 2)
-    kernel = check_coloring(n, edge_array, np.array(colors, dtype=np.int64))
-    assert tuple(int(v) for v in kernel) == check_coloring_python(n, edges, colors)
+    edge_array = helpers.int64s(edges).reshape(-1, 2)
+    kernel = check_coloring(n, edge_array, helpers.int64s(colors))
+    assert helpers.ints(kernel) == check_coloring_python(n, edges, colors)
 
 
 def test_distinct_labels_are_counted_exactly_for_extreme_values() -> None:
     limit = 10**18 - 1
     colors = [limit, -limit, limit - 1, -limit, 0, limit, 2**62, -(2**62)]
     edge_free = np.zeros((0, 2), dtype=np.int64)
-    assert check_coloring(8, edge_free, np.array(colors, dtype=np.int64))[4] == 6
+    assert check_coloring(8, edge_free, helpers.int64s(colors))[4] == 6
     assert check_coloring_python(8, [], colors)[4] == 6
 
 
@@ -226,12 +232,8 @@ def test_time_limit_returns_the_clique_bound_instead_of_a_proof() -> None:
 def test_references_are_deterministic_and_canonical() -> None:
     for seed in range(3):
         instance = TASK.generate(seed, tier="benchmark")
-        first = TASK.solve(instance, exact=True, time_limit=60.0)
-        again = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60.0)
-        assert first == again
-        assert TASK.solve(instance, exact=False, time_limit=60.0) == TASK.solve(
-            instance, exact=False, time_limit=60.0
-        )
+        first = helpers.solved_twice(TASK, instance)
+        helpers.solved_twice(TASK, instance, exact=False)
         assert first.solution == solvers.canonical_coloring(np.array(first.solution))
         unplanted = instance.model_copy(update={"planted_colouring": None})
         assert TASK.solve(unplanted, exact=True, time_limit=60.0).objective == first.objective
@@ -279,10 +281,7 @@ def test_difficulty_extremes_stay_valid() -> None:
 
 def test_prompt_lists_every_neighbourhood() -> None:
     instance = TASK.generate(4, tier="benchmark")
-    prompt = TASK.prompt(instance)
-    for vertex, neighbours in enumerate(instance.neighbours()):
-        listed = ", ".join(map(str, neighbours)) if neighbours else "none"
-        assert f"\n{vertex}: {listed}\n" in prompt
+    prompt = helpers.assert_prompt_lists_neighbours(TASK, instance)
     assert f"a list of {instance.n} integers" in prompt
     assert f"{len(instance.edges)} edges" in prompt
     assert "planted" not in prompt

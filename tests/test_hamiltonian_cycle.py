@@ -14,6 +14,7 @@ import npgym
 from npgym.heuristics import hamiltonian_cycle as solvers
 from npgym.tasks.hamiltonian_cycle import HamiltonianCycleConfig, HamiltonianCycleInstance
 from npgym.tasks.hamiltonian_cycle.verifier import check_cycle, check_cycle_python
+from tests import helpers
 
 TASK = npgym.get_task("HamiltonianCycle")
 
@@ -35,11 +36,6 @@ def brute_force(adjacency: np.ndarray) -> int:
                 if all(adjacency[order[i - 1], order[i]] for i in range(length)):
                     return length
     return 0
-
-
-def random_adjacency(rng: np.random.Generator, n: int, density: float) -> np.ndarray:
-    upper = np.triu(rng.random((n, n)) < density, 1)
-    return upper | upper.T
 
 
 def is_cycle(adjacency: np.ndarray, cycle: np.ndarray) -> bool:
@@ -81,17 +77,20 @@ def graph_fields(adjacency: np.ndarray) -> dict[str, object]:
 def test_hand_checked_verdicts(
     answer: list[int], feasible: bool, objective: int, reason: str
 ) -> None:
-    verdict = TASK.verify(SQUARE_AND_TRIANGLE, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+    helpers.assert_verdict(TASK, SQUARE_AND_TRIANGLE, answer, (feasible, objective, reason))
 
 
 def test_hand_checked_reference_and_scores() -> None:
-    reference = TASK.reference(SQUARE_AND_TRIANGLE)
-    assert (reference.objective, reference.solution) == (4, [0, 1, 2, 3, 0])
-    assert reference.proven_optimal and reference.method == "exact"
-    assert TASK.score(SQUARE_AND_TRIANGLE, "Answer: [1, 0, 3, 2, 1]").reward == 2.0
-    assert TASK.score(SQUARE_AND_TRIANGLE, "Answer: [3, 4, 5, 3]").reward == pytest.approx(1.75)
-    assert TASK.score(SQUARE_AND_TRIANGLE, "Answer: [0, 1, 0]").reward == -0.5
+    helpers.assert_exact_reference(TASK, SQUARE_AND_TRIANGLE, 4, [[0, 1, 2, 3, 0]])
+    helpers.assert_rewards(
+        TASK,
+        SQUARE_AND_TRIANGLE,
+        {
+            "Answer: [1, 0, 3, 2, 1]": 2.0,
+            "Answer: [3, 4, 5, 3]": pytest.approx(1.75),
+            "Answer: [0, 1, 0]": -0.5,
+        },
+    )
 
 
 @st.composite
@@ -109,16 +108,11 @@ def graphs_and_cycles(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
 
 @given(case=graphs_and_cycles())
 def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]]) -> None:
-    adjacency, cycle = case
-    kernel = check_cycle(adjacency, np.array(cycle, dtype=np.int64))
-    assert tuple(int(v) for v in kernel) == check_cycle_python(adjacency.tolist(), cycle)
+    helpers.assert_kernel_matches_twin(check_cycle, check_cycle_python, *case)
 
 
 def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
-    rng = np.random.default_rng(1)
-    for _ in range(120):
-        n = int(rng.integers(3, 8))
-        adjacency = random_adjacency(rng, n, float(rng.random()))
+    for adjacency in helpers.random_graphs(np.random.default_rng(1), 120, (3, 8)):
         optimum = brute_force(adjacency)
         dp = solvers.longest_cycle_dp(adjacency)
         exact = solvers.exact_cycle(adjacency, effort=30)
@@ -137,7 +131,7 @@ def test_exact_search_matches_dynamic_programme_on_small_graphs() -> None:
     rng = np.random.default_rng(2)
     for n in (10, 12, 14):
         for density in (0.15, 0.25, 0.4):
-            adjacency = random_adjacency(rng, n, density)
+            adjacency = helpers.random_adjacency(rng, n, density)
             optimum = solvers.longest_cycle_dp(adjacency).size
             exact = solvers.exact_cycle(adjacency, effort=30)
             assert exact.proven_optimal and exact.witness.size == optimum
@@ -213,10 +207,8 @@ def test_separator_construction_matches_brute_force_on_tiny_graphs(hamiltonian: 
 
 def test_separator_bound_never_undercuts_the_longest_cycle() -> None:
     rng = np.random.default_rng(4)
-    for _ in range(200):
-        n = int(rng.integers(3, 10))
-        adjacency = random_adjacency(rng, n, float(rng.random()))
-        separator = np.flatnonzero(rng.random(n) < rng.random())
+    for adjacency in helpers.random_graphs(rng, 200, (3, 10)):
+        separator = np.flatnonzero(rng.random(len(adjacency)) < rng.random())
         assert solvers.separator_bound(adjacency, separator) >= brute_force(adjacency)
     # Hand-checked: removing the centre of a wheel with 5 spokes leaves one 5-cycle: bound 6;
     # removing vertices 0 and 2 of the square 0-1-2-3 leaves {1} and {3}: bound 2 + 1 + 1 = 4.
@@ -291,10 +283,8 @@ def test_prompt_shows_only_the_graph() -> None:
 def test_reference_without_planted_cycle_is_found_and_deterministic() -> None:
     for seed in range(6):
         instance = TASK.generate(seed, tier="benchmark", overrides={"hamiltonian_share": 0.3})
-        bare_json = HamiltonianCycleInstance(n=instance.n, edges=instance.edges).to_json()
-        first = TASK.solve(TASK.from_json(bare_json), exact=True, time_limit=60)
-        second = TASK.solve(TASK.from_json(bare_json), exact=True, time_limit=60)
-        assert first == second
+        bare = HamiltonianCycleInstance(n=instance.n, edges=instance.edges)
+        first = helpers.solved_twice(TASK, bare)
         assert first.proven_optimal and first.objective == len(instance.planted_cycle) - 1
         assert TASK.verify(instance, first.solution).objective == first.objective
 
@@ -308,7 +298,7 @@ def test_heuristic_reference_reports_a_bound() -> None:
 
 
 def test_time_limit_keeps_the_bound_consistent() -> None:
-    adjacency = random_adjacency(np.random.default_rng(3), 150, 0.03)
+    adjacency = helpers.random_adjacency(np.random.default_rng(3), 150, 0.03)
     incumbent = solvers.heuristic_cycle(adjacency, effort=1)
     result = solvers.exact_cycle(adjacency, effort=0.001, incumbent=incumbent)
     assert result.witness.size >= incumbent.size and result.bound >= result.witness.size
@@ -349,15 +339,12 @@ def test_blocks_and_canonical_cycle() -> None:
     ],
 )
 def test_bad_instances_are_rejected(fields: dict[str, object], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        HamiltonianCycleInstance(**fields)
+    helpers.assert_rejected(HamiltonianCycleInstance, message, **fields)
 
 
 def test_config_bounds_and_overrides() -> None:
-    with pytest.raises(ValueError, match="n_min"):
-        TASK.config("easy", overrides={"n_min": 30, "n_max": 20})
-    with pytest.raises(ValueError, match="hamiltonian_share"):
-        TASK.config("easy", overrides={"hamiltonian_share": 1.5})
+    bad = {"n_min": {"n_min": 30, "n_max": 20}, "hamiltonian_share": {"hamiltonian_share": 1.5}}
+    helpers.assert_overrides_rejected(TASK, "easy", bad)
     assert isinstance(TASK.config(difficulty=0.0), HamiltonianCycleConfig)
     instance = TASK.generate(
         0, overrides={"n_min": 5, "n_max": 5, "density": 0.0, "hamiltonian_share": 0.0}

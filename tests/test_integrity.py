@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -40,18 +39,6 @@ SPEC = BuildSpec(tasks=("TSP", "SubsetSum", "SetCover"), n=3, mix={"easy": 1.0})
 
 def _files(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("bench") / "b"
-    build(SPEC, folder, workers=1, progress=False)
-    return folder
-
-
-@pytest.fixture
-def copy(built: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(built, tmp_path / "copy"))
 
 
 def _rows(folder: Path, task: str) -> list[dict[str, Any]]:
@@ -163,21 +150,8 @@ def test_a_finished_build_is_verified_and_left_alone(
     summary = build(SPEC, copy, workers=1, progress=False)
     assert summary.already_built and summary.computed == 0
     assert _files(copy) == before
-    result = CliRunner().invoke(
-        main,
-        [
-            "bench",
-            "build",
-            "-o",
-            str(copy),
-            "--n",
-            "3",
-            "--tasks",
-            "TSP,SubsetSum,SetCover",
-            "--tier",
-            "easy",
-        ],
-    )
+    options = ["--n", "3", "--tasks", "TSP,SubsetSum,SetCover", "--tier", "easy"]
+    result = CliRunner().invoke(main, ["bench", "build", "-o", str(copy), *options])
     assert result.exit_code == 0 and "nothing to do" in result.output
     with pytest.raises(BuildError, match="different spec"):
         build(SPEC.model_copy(update={"count": 4}), copy, workers=1, progress=False)
@@ -242,23 +216,8 @@ def test_variants_need_a_task_that_has_them(tmp_path: Path) -> None:
 
 def test_task_families_build_as_np_bench_splits(tmp_path: Path) -> None:
     families = "Compose-Chain2,Aggregate-Knapsack,Invert-MaxClique"
-    result = CliRunner().invoke(
-        main,
-        [
-            "bench",
-            "build",
-            "-o",
-            str(tmp_path),
-            "--n",
-            "1",
-            "--tasks",
-            families,
-            "--tier",
-            "easy",
-            "--workers",
-            "1",
-        ],
-    )
+    options = ["--n", "1", "--tasks", families, "--tier", "easy", "--workers", "1"]
+    result = CliRunner().invoke(main, ["bench", "build", "-o", str(tmp_path), *options])
     assert result.exit_code == 0, result.output
     rows = verify_dataset(tmp_path)
     assert [row["task"] for row in rows] == families.split(",")
@@ -269,23 +228,8 @@ def test_long_commands_print_progress_lines_when_not_on_a_terminal(
     built: Path, tmp_path: Path
 ) -> None:
     runner = CliRunner()
-    result = runner.invoke(
-        main,
-        [
-            "bench",
-            "build",
-            "-o",
-            str(tmp_path / "b"),
-            "--n",
-            "2",
-            "--tasks",
-            "Knapsack",
-            "--tier",
-            "easy",
-            "--workers",
-            "1",
-        ],
-    )
+    options = ["--n", "2", "--tasks", "Knapsack", "--tier", "easy", "--workers", "1"]
+    result = runner.invoke(main, ["bench", "build", "-o", str(tmp_path / "b"), *options])
     assert result.exit_code == 0, result.output
     assert "build: 2/2 finished" in result.stderr
     result = runner.invoke(

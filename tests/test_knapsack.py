@@ -24,6 +24,7 @@ from npgym.tasks.knapsack.generator import (
     plant,
 )
 from npgym.tasks.knapsack.verifier import check_selection, check_selection_python
+from tests import helpers
 
 TASK = npgym.get_task("Knapsack")
 
@@ -60,18 +61,21 @@ def brute_force(weights: list[int], values: list[int], capacity: int) -> int:
     ],
 )
 def test_small_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
-    verdict = TASK.verify(SMALL, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+    helpers.assert_verdict(TASK, SMALL, answer, (feasible, objective, reason))
 
 
 def test_small_reference_and_scores() -> None:
-    reference = TASK.reference(SMALL)
-    assert (reference.objective, reference.solution) == (90, [1, 3])
-    assert reference.proven_optimal and reference.method == "exact"
-    assert TASK.score(SMALL, "Answer: [3, 1]").reward == 2.0
-    assert TASK.score(SMALL, "Answer: [2, 3]").reward == pytest.approx(1 + 80 / 90)
-    assert TASK.score(SMALL, "Answer: []").reward == -0.5  # the empty answer is no solution
-    assert TASK.score(SMALL, "Answer: [0, 1, 3]").reward == -0.5
+    helpers.assert_exact_reference(TASK, SMALL, 90, [[1, 3]])
+    helpers.assert_rewards(
+        TASK,
+        SMALL,
+        {
+            "Answer: [3, 1]": 2.0,
+            "Answer: [2, 3]": pytest.approx(1 + 80 / 90),
+            "Answer: []": -0.5,  # the empty answer is no solution
+            "Answer: [0, 1, 3]": -0.5,
+        },
+    )
 
 
 def test_greedy_falls_back_to_the_best_single_item() -> None:
@@ -96,21 +100,13 @@ def items_and_answers(draw: st.DrawFn) -> tuple[list[int], list[int], int, list[
 
 @given(case=items_and_answers())
 def test_kernel_agrees_with_python_twin(case: tuple[list[int], list[int], int, list[int]]) -> None:
-    weights, values, capacity, ids = case
-    kernel = check_selection(
-        np.array(weights, dtype=np.int64),
-        np.array(values, dtype=np.int64),
-        capacity,
-        np.array(ids, dtype=np.int64),
-    )
-    assert tuple(int(v) for v in kernel) == check_selection_python(weights, values, capacity, ids)
+    helpers.assert_kernel_matches_twin(check_selection, check_selection_python, *case)
 
 
 def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
     rng = np.random.default_rng(1)
     greedy_misses = 0
-    for _ in range(300):
-        n = int(rng.integers(1, 10))
+    for n in helpers.random_sizes(rng, 300, (1, 10)):
         weights = rng.integers(1, 30, size=n)
         values = rng.integers(0, 40, size=n)
         capacity = int(rng.integers(0, weights.sum() + 5))
@@ -155,22 +151,13 @@ def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
         capacity=int(weights.sum() // 2),
     )
     reference = TASK.reference(instance, time_limit=0.01)
-    if reference.proven_optimal:
-        pytest.fail("a proof in 10 ms is not expected; the test needs a harder instance")
-    assert reference.method == "heuristic"
+    helpers.assert_unproven_reference(TASK, instance, reference)
     assert reference.bound > reference.objective >= TASK.reference(instance, exact=False).objective
-    assert reference.gap == pytest.approx(
-        (reference.bound - reference.objective) / reference.objective
-    )
-    assert TASK.verify(instance, reference.solution).objective == reference.objective
 
 
 def test_exact_reference_is_deterministic() -> None:
     for seed in range(3):
-        instance = TASK.generate(seed, tier="benchmark")
-        first = TASK.solve(instance, exact=True, time_limit=60)
-        second = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60)
-        assert first == second
+        helpers.solved_twice(TASK, TASK.generate(seed, tier="benchmark"))
 
 
 def _draws(tier: str, revision: int, seeds: range = range(20)) -> tuple[KnapsackConfig, list]:
@@ -280,9 +267,11 @@ def test_planted_items_are_not_listed_first() -> None:
 
 def test_prompt_lists_every_item_and_the_capacity() -> None:
     instance = TASK.generate(4, tier="benchmark")
-    prompt = TASK.prompt(instance)
-    for item, (weight, value) in enumerate(zip(instance.weights, instance.values, strict=True)):
-        assert f"\n{item}: weight {weight}, value {value}\n" in prompt
+    items = zip(instance.weights, instance.values, strict=True)
+    lines = [
+        f"{item}: weight {weight}, value {value}" for item, (weight, value) in enumerate(items)
+    ]
+    prompt = helpers.assert_prompt_has_lines(TASK, instance, lines)
     assert f"at most {instance.capacity}." in prompt
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import npgym
 from npgym.heuristics import cliques as solvers
 from npgym.tasks.max_clique import MaxCliqueConfig, MaxCliqueInstance
 from npgym.tasks.max_clique.verifier import check_vertex_set, check_vertex_set_python
+from tests import helpers
 
 TASK = npgym.get_task("MaxClique")
 
@@ -19,11 +22,6 @@ TASK = npgym.get_task("MaxClique")
 K4_AND_PATH = MaxCliqueInstance(
     n=6, edges=[[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3], [3, 4], [4, 5]]
 )
-
-
-def random_adjacency(rng: np.random.Generator, n: int, density: float) -> np.ndarray:
-    upper = np.triu(rng.random((n, n)) < density, 1)
-    return upper | upper.T
 
 
 def brute_force_clique_number(adjacency: np.ndarray) -> int:
@@ -64,49 +62,36 @@ def networkx_clique_number(adjacency: np.ndarray) -> int:
     ],
 )
 def test_hand_checked_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
-    verdict = TASK.verify(K4_AND_PATH, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+    helpers.assert_verdict(TASK, K4_AND_PATH, answer, (feasible, objective, reason))
 
 
 def test_hand_checked_reference_and_scores() -> None:
-    reference = TASK.reference(K4_AND_PATH)
-    assert reference.objective == 4 and reference.solution == [0, 1, 2, 3]
-    assert reference.proven_optimal and reference.method == "exact"
+    reference = helpers.assert_exact_reference(TASK, K4_AND_PATH, 4, [[0, 1, 2, 3]])
     assert (reference.bound, reference.gap) == (4, 0.0)
-    assert TASK.score(K4_AND_PATH, "Answer: [3, 1, 0, 2]").reward == 2.0
-    assert TASK.score(K4_AND_PATH, "**Answer:** [4, 5].").reward == pytest.approx(1.5)
     empty = TASK.score(K4_AND_PATH, "Answer: []")
     assert (empty.feasible, empty.reward, empty.reason) == (False, -0.5, "empty answer")
-    assert TASK.score(K4_AND_PATH, "Answer: [0, 1, 4]").reward == -0.5
-    assert TASK.score(K4_AND_PATH, "Answer: [0, [1]]").reward == -2.5
-
-
-@st.composite
-def graphs_and_answers(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
-    n = draw(st.integers(1, 8))
-    bits = draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n))
-    upper = np.triu(np.array(bits, dtype=np.bool_).reshape(n, n), 1)
-    ids = draw(
-        st.lists(st.integers(-2, n + 1), max_size=n + 3)
-        | st.lists(st.integers(0, n - 1), unique=True, max_size=n)
+    helpers.assert_rewards(
+        TASK,
+        K4_AND_PATH,
+        {
+            "Answer: [3, 1, 0, 2]": 2.0,
+            "**Answer:** [4, 5].": pytest.approx(1.5),
+            "Answer: [0, 1, 4]": -0.5,
+            "Answer: [0, [1]]": -2.5,
+        },
     )
-    return upper | upper.T, ids
 
 
-@given(case=graphs_and_answers(), adjacent=st.booleans())
+@given(case=helpers.graphs_and_vertex_lists(), adjacent=st.booleans())
 def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]], adjacent: bool) -> None:
     adjacency, ids = case
-    kernel = check_vertex_set(adjacency, adjacent, np.array(ids, dtype=np.int64))
-    assert tuple(int(v) for v in kernel) == check_vertex_set_python(
-        adjacency.tolist(), adjacent, ids
+    helpers.assert_kernel_matches_twin(
+        check_vertex_set, check_vertex_set_python, adjacency, adjacent, ids
     )
 
 
 def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
-    rng = np.random.default_rng(0)
-    for _ in range(150):
-        n = int(rng.integers(1, 11))
-        adjacency = random_adjacency(rng, n, float(rng.random()))
+    for adjacency in helpers.random_graphs(np.random.default_rng(0), 150, (1, 11)):
         optimum = brute_force_clique_number(adjacency)
         heuristic = solvers.heuristic_clique(adjacency)
         for incumbent in (heuristic, np.empty(0, np.int64)):  # the search must find it alone
@@ -122,7 +107,7 @@ def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
 def test_exact_agrees_with_networkx_on_larger_graphs() -> None:
     rng = np.random.default_rng(1)
     for n, density in [(20, 0.5), (30, 0.3), (40, 0.6), (50, 0.8), (60, 0.5)]:
-        adjacency = random_adjacency(rng, n, density)
+        adjacency = helpers.random_adjacency(rng, n, density)
         exact = solvers.exact_clique(adjacency, incumbent=np.empty(0, np.int64))
         assert exact.proven_optimal and exact.objective == networkx_clique_number(adjacency)
         assert solvers.is_clique(adjacency, exact.witness)
@@ -131,7 +116,7 @@ def test_exact_agrees_with_networkx_on_larger_graphs() -> None:
 
 
 def test_exact_result_does_not_depend_on_the_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
-    adjacency = random_adjacency(np.random.default_rng(2), 60, 0.6)
+    adjacency = helpers.random_adjacency(np.random.default_rng(2), 60, 0.6)
     whole = solvers.exact_clique(adjacency, incumbent=np.array([0]))
     monkeypatch.setattr(solvers, "CHUNK_WORK", 3)
     chunked = solvers.exact_clique(adjacency, incumbent=np.array([0]))
@@ -145,7 +130,7 @@ def test_exact_result_does_not_depend_on_the_chunking(monkeypatch: pytest.Monkey
 
 
 def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
-    adjacency = random_adjacency(np.random.default_rng(3), 60, 0.5)
+    adjacency = helpers.random_adjacency(np.random.default_rng(3), 60, 0.5)
     result = solvers.exact_clique(adjacency, effort=0.0)
     assert not result.proven_optimal
     assert result.objective < result.bound <= solvers.color_bound(adjacency)
@@ -153,43 +138,32 @@ def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
-    edges = np.argwhere(np.triu(random_adjacency(np.random.default_rng(3), 60, 0.5), 1))
+    """With no time the search stops at once: the colour bound lies above the heuristic clique."""
+    edges = np.argwhere(np.triu(helpers.random_adjacency(np.random.default_rng(3), 60, 0.5), 1))
     instance = MaxCliqueInstance(n=60, edges=edges.tolist())
     reference = TASK.reference(instance, time_limit=0.0)
-    assert not reference.proven_optimal and reference.method == "heuristic"
+    helpers.assert_unproven_reference(TASK, instance, reference)
     assert reference.bound > reference.objective
-    assert reference.gap == pytest.approx(
-        (reference.bound - reference.objective) / reference.objective
-    )
-    assert TASK.verify(instance, reference.solution).objective == reference.objective
 
 
 def test_reference_is_deterministic() -> None:
-    for tier in npgym.TIERS:
-        instance = TASK.generate(7, tier=tier)
-        first = TASK.solve(instance, exact=True, time_limit=60.0)
-        second = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60.0)
-        assert first == second
-        assert first.solution == sorted(first.solution)
+    helpers.assert_exact_references_are_deterministic(TASK)
 
 
 @pytest.mark.parametrize("tier", npgym.TIERS)
 def test_generator_respects_the_tier(tier: str) -> None:
-    config = TASK.tiers[tier]
-    for seed in range(20):
-        instance = TASK.generate(seed, tier=tier)
-        assert config.n_min <= instance.n <= config.n_max
+    for config, instance in helpers.tier_instances(TASK, tier, seeds=20):
         assert TASK.reference(instance).objective >= config.clique_min
 
 
 def test_random_edges_can_beat_the_planted_clique() -> None:
-    config = {"n_min": 16, "n_max": 16, "clique_min": 3, "clique_max": 3, "density": 0.5}
-    optima = [TASK.reference(TASK.generate(seed, overrides=config)).objective for seed in range(10)]
-    assert min(optima) >= 3 and max(optima) > 3
+    """The planted K3 is a lower bound, not the answer: in G(16, 0.5) chance makes larger ones."""
+    overrides = helpers.pinned(n=16, clique=3) | {"density": 0.5}
+    helpers.assert_chance_can_beat_the_plant(TASK, overrides, planted=3)
 
 
 def test_generator_density_and_clamped_clique_size() -> None:
-    config = MaxCliqueConfig(n_min=80, n_max=80, clique_min=5, clique_max=5, density=0.25)
+    config = MaxCliqueConfig(**helpers.pinned(n=80, clique=5), density=0.25)
     instance = TASK.generate(0, overrides=config)
     pairs = 80 * 79 / 2
     assert abs(len(instance.edges) - (0.25 * (pairs - 10) + 10)) < 0.03 * pairs
@@ -203,10 +177,7 @@ def test_generator_density_and_clamped_clique_size() -> None:
 
 def revision_2(n: int, k: int, density: float, camouflage: float, decoy: float) -> MaxCliqueConfig:
     return MaxCliqueConfig(
-        n_min=n,
-        n_max=n,
-        clique_min=k,
-        clique_max=k,
+        **helpers.pinned(n=n, clique=k),
         density=density,
         revision=2,
         camouflage=camouflage,
@@ -276,22 +247,24 @@ def test_revision_2_reference_agrees_with_brute_force(
     assert reference.proven_optimal and reference.objective == optimum >= min(k, n)
 
 
-@pytest.mark.parametrize("tier", ["easy", "medium"])
-def test_tier_references_agree_with_brute_force(tier: str) -> None:
-    for seed in range(15):
+@pytest.mark.parametrize(
+    ("tier", "seeds", "clique_number"),
+    [
+        ("easy", 15, brute_force_clique_number),
+        ("medium", 15, brute_force_clique_number),
+        ("hard", 30, networkx_clique_number),
+        ("benchmark", 30, networkx_clique_number),
+    ],
+)
+def test_tier_references_agree_with_an_independent_solver(
+    tier: str, seeds: int, clique_number: Callable[[np.ndarray], int]
+) -> None:
+    """Brute force on the small tiers, networkx where 2^n subsets are too many."""
+    for seed in range(seeds):
         instance = TASK.generate(seed, tier=tier)
         reference = TASK.reference(instance)
         assert reference.proven_optimal
-        assert reference.objective == brute_force_clique_number(instance.adjacency)
-
-
-@pytest.mark.parametrize("tier", ["hard", "benchmark"])
-def test_tier_references_agree_with_networkx(tier: str) -> None:
-    for seed in range(30):
-        instance = TASK.generate(seed, tier=tier)
-        reference = TASK.reference(instance)
-        assert reference.proven_optimal
-        assert reference.objective == networkx_clique_number(instance.adjacency)
+        assert reference.objective == clique_number(instance.adjacency)
 
 
 def test_revision_2_fields_are_required_and_left_out_of_revision_1() -> None:
@@ -319,10 +292,7 @@ def test_greedy_is_optimal_at_most_half_the_time_above_the_benchmark(
 
 def test_prompt_lists_every_vertex_and_its_neighbours() -> None:
     instance = TASK.generate(4, tier="benchmark")
-    prompt = TASK.prompt(instance)
-    for vertex, neighbours in enumerate(instance.neighbours()):
-        line = f"{vertex}: {', '.join(map(str, neighbours))}" if neighbours else f"{vertex}: none"
-        assert f"\n{line}\n" in prompt
+    prompt = helpers.assert_prompt_lists_neighbours(TASK, instance)
     assert f"{instance.n} vertices, numbered 0 to {instance.n - 1}, and {len(instance.edges)}" in (
         prompt
     )
@@ -339,12 +309,12 @@ def test_prompt_lists_every_vertex_and_its_neighbours() -> None:
     ],
 )
 def test_bad_instances_are_rejected(fields: dict[str, object], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        MaxCliqueInstance(**fields)
+    helpers.assert_rejected(MaxCliqueInstance, message, **fields)
 
 
 def test_bad_config_is_rejected() -> None:
-    with pytest.raises(ValueError, match="clique_min"):
-        TASK.config("easy", overrides={"clique_min": 5, "clique_max": 3})
-    with pytest.raises(ValueError, match="density"):
-        TASK.config("easy", overrides={"density": 1.5})
+    helpers.assert_overrides_rejected(
+        TASK,
+        "easy",
+        {"clique_min": {"clique_min": 5, "clique_max": 3}, "density": {"density": 1.5}},
+    )

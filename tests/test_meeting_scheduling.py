@@ -12,6 +12,7 @@ from npgym.answer import AnswerFormatError
 from npgym.heuristics import meeting_scheduling as solvers
 from npgym.heuristics.budget import Deadline
 from npgym.tasks.meeting_scheduling import MeetingSchedulingConfig, MeetingSchedulingInstance
+from npgym.tasks.meeting_scheduling.task import _problem as problem_of
 from npgym.tasks.meeting_scheduling.verifier import (
     MEETING_OUT_OF_RANGE,
     MEETING_REPEATED,
@@ -21,6 +22,7 @@ from npgym.tasks.meeting_scheduling.verifier import (
     check_schedule,
     check_schedule_python,
 )
+from tests import helpers
 
 TASK = npgym.get_task("MeetingScheduling")
 
@@ -64,28 +66,15 @@ TWIN_CONFIG = {**TINY_CONFIG, "rooms_max": 4, "coverage_min": 0.6}
 (not only rooms) are common in the kernel-vs-twin cases."""
 
 
-def problem_of(instance: MeetingSchedulingInstance) -> solvers.Problem:
-    return solvers.Problem(
-        attendees=tuple(meeting.attendees for meeting in instance.meetings),
-        durations=tuple(meeting.duration for meeting in instance.meetings),
-        availability=instance.availability,
-        capacities=instance.rooms,
-        slot=instance.slot,
-        day_start=instance.day_start,
-        day_end=instance.day_end,
-    )
-
-
 def twin(instance: MeetingSchedulingInstance, schedule: list[list[int]]) -> tuple[int, ...]:
+    """The verifier's pure-Python twin, given the instance's fields as plain values (read from
+    its dump, independently of the task's own conversion)."""
+    data = instance.model_dump()
     return check_schedule_python(
         schedule,
-        [list(meeting.attendees) for meeting in instance.meetings],
-        [meeting.duration for meeting in instance.meetings],
-        [[list(interval) for interval in intervals] for intervals in instance.availability],
-        list(instance.rooms),
-        instance.slot,
-        instance.day_start,
-        instance.day_end,
+        [meeting["attendees"] for meeting in data["meetings"]],
+        [meeting["duration"] for meeting in data["meetings"]],
+        *(data[field] for field in ("availability", "rooms", "slot", "day_start", "day_end")),
     )
 
 
@@ -157,8 +146,7 @@ def brute_force(instance: MeetingSchedulingInstance) -> int:
 def test_tiny_verdicts(
     answer: list[list[int]], feasible: bool, objective: int, reason: str
 ) -> None:
-    verdict = TASK.verify(TINY, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+    helpers.assert_verdict(TASK, TINY, answer, (feasible, objective, reason))
 
 
 @pytest.mark.parametrize("start", [10**18 - 1, -(10**18) + 1])
@@ -172,7 +160,7 @@ def test_huge_starts_are_outside_the_day_without_overflow(start: int) -> None:
         kernel = check_schedule(
             np.array([[0, 0, value]], dtype=np.int64), *TINY.arrays, 30, 480, 720
         )
-        assert tuple(int(v) for v in kernel) == (OUTSIDE_DAY, 0, int(value), 0, 0)
+        assert helpers.ints(kernel) == (OUTSIDE_DAY, 0, int(value), 0, 0)
 
 
 def test_published_gaming_tricks_are_rejected() -> None:
@@ -190,10 +178,16 @@ def test_tiny_reference_is_the_hand_checked_optimum() -> None:
     assert reference.objective == 7 == brute_force(TINY)
     assert reference.proven_optimal and reference.method == "exact"
     assert TASK.verify(TINY, reference.solution).objective == 7
-    assert TASK.score(TINY, "Answer: [[0, 0, 480], [1, 0, 630], [2, 1, 570]]").reward == 2.0
-    assert TASK.score(TINY, "Answer: [[0, 0, 480]]").reward == pytest.approx(1 + 2 / 7)
-    assert TASK.score(TINY, "Answer: [[0, 0, 480], [0, 1, 480]]").reward == -0.5
-    assert TASK.score(TINY, "Answer: [0, 0, 480]").reward == -2.5
+    helpers.assert_rewards(
+        TASK,
+        TINY,
+        {
+            "Answer: [[0, 0, 480], [1, 0, 630], [2, 1, 570]]": 2.0,
+            "Answer: [[0, 0, 480]]": pytest.approx(1 + 2 / 7),
+            "Answer: [[0, 0, 480], [0, 1, 480]]": -0.5,
+            "Answer: [0, 0, 480]": -2.5,
+        },
+    )
 
 
 @pytest.mark.parametrize(
@@ -263,11 +257,11 @@ def test_kernel_agrees_with_python_twin(
     case: tuple[MeetingSchedulingInstance, list[list[int]]],
 ) -> None:
     instance, schedule = case
-    array = np.array(schedule, dtype=np.int64).reshape(-1, 3)
+    array = helpers.int64s(schedule).reshape(-1, 3)
     kernel = check_schedule(
         array, *instance.arrays, instance.slot, instance.day_start, instance.day_end
     )
-    assert tuple(int(v) for v in kernel) == twin(instance, schedule)
+    assert helpers.ints(kernel) == twin(instance, schedule)
 
 
 def test_kernel_agrees_with_twin_through_every_check() -> None:
@@ -290,14 +284,14 @@ def test_kernel_agrees_with_twin_through_every_check() -> None:
                 for m in order
             ]
             kernel = check_schedule(
-                np.array(schedule, dtype=np.int64),
+                helpers.int64s(schedule),
                 *instance.arrays,
                 instance.slot,
                 instance.day_start,
                 instance.day_end,
             )
             expected = twin(instance, schedule)
-            assert tuple(int(v) for v in kernel) == expected
+            assert helpers.ints(kernel) == expected
             codes.add(expected[0])
     assert codes == set(range(10)) - {MEETING_OUT_OF_RANGE, MEETING_REPEATED, ROOM_OUT_OF_RANGE}
 
@@ -361,13 +355,9 @@ def off_grid_instances(draw: st.DrawFn) -> MeetingSchedulingInstance:
         for _ in range(draw(st.integers(1, 4)))
     ]
     rooms = draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
+    day = {"slot": 30, "day_start": day_start, "day_end": day_end}
     return MeetingSchedulingInstance(
-        meetings=meetings,
-        availability=availability,
-        rooms=rooms,
-        slot=30,
-        day_start=day_start,
-        day_end=day_end,
+        meetings=meetings, availability=availability, rooms=rooms, **day
     )
 
 
@@ -410,12 +400,8 @@ def test_cp_sat_proves_optima_the_greedy_misses() -> None:
 def test_reference_is_deterministic() -> None:
     for seed in (3, 7):
         instance = TASK.generate(seed, tier="benchmark")
-        assert TASK.solve(instance, exact=True, time_limit=60) == TASK.solve(
-            instance, exact=True, time_limit=60
-        )
-        assert TASK.solve(instance, exact=False, time_limit=60) == TASK.solve(
-            instance, exact=False, time_limit=60
-        )
+        helpers.solved_twice(TASK, instance)
+        helpers.solved_twice(TASK, instance, exact=False)
 
 
 def test_time_limit_keeps_the_hint_and_reports_a_bound() -> None:
@@ -438,12 +424,8 @@ def test_time_limit_keeps_the_hint_and_reports_a_bound() -> None:
     assert result.bound > result.objective
     assert TASK.verify(instance, [list(entry) for entry in result.witness]).feasible
     reference = TASK.reference(instance, time_limit=1e-6)
-    assert not reference.proven_optimal and reference.method == "heuristic"
+    helpers.assert_unproven_reference(TASK, instance, reference)
     assert reference.bound > reference.objective
-    assert reference.gap == pytest.approx(
-        (reference.bound - reference.objective) / reference.objective
-    )
-    assert TASK.verify(instance, reference.solution).objective == reference.objective
 
 
 def test_expired_safety_net_keeps_the_hint_and_says_so() -> None:

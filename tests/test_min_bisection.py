@@ -16,6 +16,7 @@ from npgym.heuristics.bisection_bound import triangle_bound
 from npgym.tasks.min_bisection import MinBisectionConfig, MinBisectionInstance
 from npgym.tasks.min_bisection.generator import NOISE
 from npgym.tasks.min_bisection.verifier import check_bisection, check_bisection_python
+from tests import helpers
 
 TASK = npgym.get_task("MinBisection")
 
@@ -100,8 +101,7 @@ def random_weights(rng: np.random.Generator, n: int) -> np.ndarray:
     ],
 )
 def test_square_verdicts(answer: list, feasible: bool, objective: int, reason: str) -> None:
-    verdict = TASK.verify(SQUARE, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+    helpers.assert_verdict(TASK, SQUARE, answer, (feasible, objective, reason))
 
 
 def test_odd_graphs_split_into_parts_differing_by_one() -> None:
@@ -117,14 +117,17 @@ def test_odd_graphs_split_into_parts_differing_by_one() -> None:
 
 
 def test_square_reference_and_rewards() -> None:
-    reference = TASK.reference(SQUARE)
-    assert reference.objective == 4
-    assert reference.proven_optimal and reference.method == "exact"
-    assert reference.solution == [[0, 1], [2, 3]]
-    assert TASK.score(SQUARE, "So: **Answer:** [[2, 3], [0, 1]].").reward == 2.0
-    assert TASK.score(SQUARE, "Answer: [[0, 2], [1, 3]]").reward == pytest.approx(1 + 4 / 12)
-    assert TASK.score(SQUARE, "Answer: [0, 1, 2, 3]").reward == -2.5
-    assert TASK.score(SQUARE, "Answer: [[0, 1], [1, 3]]").reward == -0.5
+    helpers.assert_exact_reference(TASK, SQUARE, 4, [[[0, 1], [2, 3]]])
+    helpers.assert_rewards(
+        TASK,
+        SQUARE,
+        {
+            "So: **Answer:** [[2, 3], [0, 1]].": 2.0,
+            "Answer: [[0, 2], [1, 3]]": pytest.approx(1 + 4 / 12),
+            "Answer: [0, 1, 2, 3]": -2.5,
+            "Answer: [[0, 1], [1, 3]]": -0.5,
+        },
+    )
 
 
 @pytest.mark.parametrize(
@@ -164,11 +167,11 @@ def test_kernel_agrees_with_python_twin(case: tuple[int, list, list[int], list[i
     n, edges, part_a, part_b = case
     kernel = check_bisection(
         n,
-        np.array(edges, dtype=np.int64).reshape(-1, 3),
-        np.array(part_a, dtype=np.int64),
-        np.array(part_b, dtype=np.int64),
+        helpers.int64s(edges).reshape(-1, 3),
+        helpers.int64s(part_a),
+        helpers.int64s(part_b),
     )
-    assert tuple(int(v) for v in kernel) == check_bisection_python(n, edges, part_a, part_b)
+    assert helpers.ints(kernel) == check_bisection_python(n, edges, part_a, part_b)
 
 
 def test_solvers_agree_with_brute_force_on_small_instances() -> None:
@@ -235,12 +238,8 @@ def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
     config = {"n_min": 60, "n_max": 60, "intra_density": 0.5, "inter_density": 0.5}
     instance = TASK.generate(0, tier="medium", overrides=config)
     reference = TASK.reference(instance, time_limit=1e-6)
-    assert not reference.proven_optimal and reference.method == "heuristic"
+    helpers.assert_unproven_reference(TASK, instance, reference)
     assert 0 <= reference.bound < reference.objective
-    assert reference.gap == pytest.approx(
-        (reference.objective - reference.bound) / reference.objective
-    )
-    assert TASK.verify(instance, reference.solution).objective == reference.objective
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30))
@@ -258,20 +257,13 @@ def test_kernighan_lin_keeps_the_balance_and_never_worsens(seed: int, n: int) ->
 def test_references_are_deterministic() -> None:
     for tier in npgym.TIERS:
         instance = TASK.generate(7, tier=tier)
-        first = TASK.solve(instance, exact=True, time_limit=60)
-        assert first.proven_optimal
-        assert TASK.solve(instance, exact=True, time_limit=60) == first
-        assert TASK.solve(instance, exact=False, time_limit=60) == TASK.solve(
-            instance, exact=False, time_limit=60
-        )
+        assert helpers.solved_twice(TASK, instance).proven_optimal
+        helpers.solved_twice(TASK, instance, exact=False)
 
 
 @pytest.mark.parametrize("tier", npgym.TIERS)
 def test_generator_respects_the_tier(tier: str) -> None:
-    config = TASK.tiers[tier]
-    for seed in range(5):
-        instance = TASK.generate(seed, tier=tier)
-        assert config.n_min <= instance.n <= config.n_max
+    for config, instance in helpers.tier_instances(TASK, tier, seeds=5):
         edges = instance.edge_array
         assert edges[:, 2].min() >= 1 and edges[:, 2].max() <= NOISE[1]
         pairs = instance.n * (instance.n - 1) // 2

@@ -270,23 +270,8 @@ def test_completion_files_are_read_strictly(tmp_path: Path) -> None:
 def test_cli_build_eval_export_and_compare(tmp_path: Path) -> None:
     runner = CliRunner()
     folder = tmp_path / "np-bench"
-    result = runner.invoke(
-        main,
-        [
-            "bench",
-            "build",
-            "-o",
-            str(folder),
-            "--n",
-            "3",
-            "--tasks",
-            "TSP",
-            "--tier",
-            "easy",
-            "--workers",
-            "1",
-        ],
-    )
+    options = ["--n", "3", "--tasks", "TSP", "--tier", "easy", "--workers", "1"]
+    result = runner.invoke(main, ["bench", "build", "-o", str(folder), *options])
     assert result.exit_code == 0, result.output
     assert "100% proven optimal" in result.output
     result = runner.invoke(main, ["eval", str(folder), "--agent", "heuristic"])

@@ -82,13 +82,19 @@ def _job_and_instance(seed: int) -> tuple[ReferenceJob, object]:
     return job, job.instance()
 
 
+def _signal_the_worker(pool: ReferencePool, job: ReferenceJob, signum: int) -> int:
+    """Hand ``job`` to the pool's only worker, then send that worker ``signum``; its pid."""
+    pool.keep([job])
+    (worker,) = _workers(pool)
+    os.kill(worker, signum)
+    return worker
+
+
 def test_a_killed_worker_costs_a_recomputation_never_a_row() -> None:
     task = get_task("MaxClique")
     with ReferencePool(workers=1, prefetch=2) as pool:
         job, instance = _job_and_instance(1)
-        pool.keep([job])
-        (worker,) = _workers(pool)
-        os.kill(worker, signal.SIGKILL)
+        worker = _signal_the_worker(pool, job, signal.SIGKILL)
         reference = pool.reference(job, instance)  # type: ignore[arg-type]
         assert reference == task.reference(job.instance())
         assert pool.stats.recovered == 1 and pool.stats.restarts == 1
@@ -104,9 +110,7 @@ def test_jobs_sent_after_a_worker_died_go_to_a_rebuilt_pool() -> None:
     task = get_task("MaxClique")
     with ReferencePool(workers=1, prefetch=2) as pool:
         first, _ = _job_and_instance(5)
-        pool.keep([first])
-        (worker,) = _workers(pool)
-        os.kill(worker, signal.SIGKILL)
+        worker = _signal_the_worker(pool, first, signal.SIGKILL)
         time.sleep(1.0)  # the executor notices the death and marks itself broken
         job, instance = _job_and_instance(6)
         pool.keep([first, job])
@@ -118,9 +122,7 @@ def test_jobs_sent_after_a_worker_died_go_to_a_rebuilt_pool() -> None:
 def test_a_stalled_worker_is_waited_for_at_most_wait_timeout() -> None:
     with ReferencePool(workers=1, prefetch=1, wait_timeout=3.0) as pool:
         job, instance = _job_and_instance(3)
-        pool.keep([job])
-        (worker,) = _workers(pool)
-        os.kill(worker, signal.SIGSTOP)
+        worker = _signal_the_worker(pool, job, signal.SIGSTOP)
         started = time.monotonic()
         reference = pool.reference(job, instance)  # type: ignore[arg-type]
         assert time.monotonic() - started < 3.0 + 10.0  # the timeout, then the in-process solve

@@ -101,12 +101,17 @@ def hard_instance(task: Any) -> Any:
     return task.generate(0, tier="benchmark")
 
 
-@pytest.mark.parametrize("task_name", TASK_NAMES)
+@pytest.fixture(scope="module", params=TASK_NAMES)
+def hard(request: pytest.FixtureRequest) -> tuple[Any, Any]:
+    """Each task with its :func:`hard_instance`, searched for once for all the tests here."""
+    task = npgym.get_task(request.param)
+    return task, hard_instance(task)
+
+
 def test_reference_never_raises_whenever_the_safety_net_fires(
-    task_name: str, monkeypatch: pytest.MonkeyPatch
+    hard: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    task = npgym.get_task(task_name)
-    instance = hard_instance(task)
+    task, instance = hard
     counter = FakeClock()
     monkeypatch.setattr(budget, "monotonic", counter)
     expected = task.solve(instance, exact=True, time_limit=0.5)
@@ -130,12 +135,10 @@ def test_tsp_reference_with_a_short_limit_never_raises(monkeypatch: pytest.Monke
         assert_consistent(task, instance, task.solve(instance, exact=True, time_limit=0.5))
 
 
-@pytest.mark.parametrize("task_name", TASK_NAMES)
 def test_reference_bytes_do_not_depend_on_machine_speed(
-    task_name: str, monkeypatch: pytest.MonkeyPatch
+    hard: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    task = npgym.get_task(task_name)
-    instance = hard_instance(task)
+    task, instance = hard
     for limit in (0.05, 60.0):
         idle = task.solve(instance, exact=True, time_limit=limit)
         monkeypatch.setattr(budget, "monotonic", FakeClock(speed=5.0))

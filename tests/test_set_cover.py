@@ -25,6 +25,7 @@ from npgym.tasks.set_cover.generator import (
 )
 from npgym.tasks.set_cover.verifier import check_cover, check_cover_python
 from npgym.testing import greedy_ratio
+from tests import helpers
 
 TASK = npgym.get_task("SetCover")
 
@@ -71,8 +72,7 @@ def brute_force(membership: np.ndarray) -> int | None:
     ],
 )
 def test_coverable_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
-    verdict = TASK.verify(COVERABLE, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+    helpers.assert_verdict(TASK, COVERABLE, answer, (feasible, objective, reason))
 
 
 @pytest.mark.parametrize(
@@ -87,18 +87,21 @@ def test_coverable_verdicts(answer: object, feasible: bool, objective: int, reas
     ],
 )
 def test_uncoverable_verdicts(answer: object, feasible: bool, reason: str) -> None:
-    verdict = TASK.verify(UNCOVERABLE, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, None, reason)
+    helpers.assert_verdict(TASK, UNCOVERABLE, answer, (feasible, None, reason))
 
 
 def test_coverable_reference_and_scores() -> None:
-    reference = TASK.reference(COVERABLE)
-    assert (reference.objective, reference.solution) == (2, [0, 2])
-    assert reference.proven_optimal and reference.method == "exact"
-    assert TASK.score(COVERABLE, "Answer: [2, 0]").reward == 2.0
-    assert TASK.score(COVERABLE, "Answer: [0, 1, 2]").reward == pytest.approx(1 + 2 / 3)
-    assert TASK.score(COVERABLE, "Answer: Impossible").reward == -0.5
-    assert TASK.score(COVERABLE, "Answer: None").reward == -2.5
+    helpers.assert_exact_reference(TASK, COVERABLE, 2, [[0, 2]])
+    helpers.assert_rewards(
+        TASK,
+        COVERABLE,
+        {
+            "Answer: [2, 0]": 2.0,
+            "Answer: [0, 1, 2]": pytest.approx(1 + 2 / 3),
+            "Answer: Impossible": -0.5,
+            "Answer: None": -2.5,
+        },
+    )
 
 
 def test_impossible_reference_scores_as_optimal() -> None:
@@ -144,12 +147,10 @@ def test_kernel_agrees_with_python_twin(case: tuple[list[list[int]], int, list[i
         instance.offsets,
         instance.elements,
         universe,
-        np.array(ids, dtype=np.int64),
+        helpers.int64s(ids),
         claims_impossible,
     )
-    assert tuple(int(v) for v in kernel) == check_cover_python(
-        subsets, universe, ids, claims_impossible
-    )
+    assert helpers.ints(kernel) == check_cover_python(subsets, universe, ids, claims_impossible)
 
 
 def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
@@ -185,10 +186,7 @@ def test_greedy_drops_redundant_subsets() -> None:
 
 def test_exact_reference_is_deterministic() -> None:
     for seed in range(2, 8):
-        instance = TASK.generate(seed, tier="benchmark")
-        first = TASK.solve(instance, exact=True, time_limit=60)
-        second = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60)
-        assert first == second
+        helpers.solved_twice(TASK, TASK.generate(seed, tier="benchmark"))
 
 
 def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
@@ -199,14 +197,8 @@ def test_unproven_reference_reports_heuristic_bound_and_gap() -> None:
     subsets.append(np.array([e for e in range(300) if e not in covered] or [0]))
     instance = SetCoverInstance(universe_size=300, subsets=[s.tolist() for s in subsets])
     reference = TASK.reference(instance, time_limit=0.02)
-    if reference.proven_optimal:
-        pytest.fail("a proof in 20 ms is not expected; the test needs a harder instance")
-    assert reference.method == "heuristic"
+    helpers.assert_unproven_reference(TASK, instance, reference)
     assert reference.bound < reference.objective
-    assert reference.gap == pytest.approx(
-        (reference.objective - reference.bound) / reference.objective
-    )
-    assert TASK.verify(instance, reference.solution).objective == reference.objective
 
 
 @pytest.mark.parametrize("tier", npgym.TIERS)
@@ -303,14 +295,8 @@ def test_decoys_tile_their_blocks_and_outgrow_what_is_left(base: int, longer: li
 def test_planted_instances_are_valid_for_any_config(
     universe: int, count: int, factor: float, seed: int
 ) -> None:
-    config = SetCoverConfig(
-        universe_size_min=universe,
-        universe_size_max=universe,
-        subsets_min=count,
-        subsets_max=count,
-        subset_size_factor=factor,
-        impossible_probability=0.5,
-    )
+    sizes = helpers.pinned(universe_size=universe, subsets=count)
+    config = SetCoverConfig(**sizes, subset_size_factor=factor, impossible_probability=0.5)
     drawn = draw(np.random.default_rng(seed), config)
     assert drawn.membership.shape == (count, universe)
     assert drawn.membership.sum(axis=1).min() >= 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import warnings
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -164,13 +166,18 @@ def test_too_large_instance_is_refused() -> None:
         env.reset(options={"instance": big})
 
 
+def _reset_on(instance_json: str) -> tuple[StructuredEnv, dict[str, Any]]:
+    """An easy-tier env of the instance's task (heuristic reference), reset on that instance."""
+    name = json.loads(instance_json)["task"]
+    env = StructuredEnv(name, "easy", exact_reference=False)
+    observation, _ = env.reset(options={"instance": npgym.get_task(name).from_json(instance_json)})
+    return env, observation
+
+
 def test_set_cover_impossible_is_the_only_way_out_when_no_cover_exists() -> None:
-    task = npgym.get_task("SetCover")
-    instance = task.from_json(
+    env, observation = _reset_on(
         '{"task": "SetCover", "universe_size": 4, "subsets": [[0, 1], [1, 2]]}'
     )
-    env = StructuredEnv("SetCover", "easy", exact_reference=False)
-    observation, _ = env.reset(options={"instance": instance})
     impossible = env.action_count - 1
     assert observation["action_mask"][impossible]
     _, reward, done, _, info = env.step(impossible)
@@ -180,12 +187,9 @@ def test_set_cover_impossible_is_the_only_way_out_when_no_cover_exists() -> None
 
 def test_hamiltonian_walk_avoids_dead_ends_outside_the_two_core() -> None:
     # a triangle 0-1-2 with a tail 2-3-4: vertices 3 and 4 lie on no cycle
-    task = npgym.get_task("HamiltonianCycle")
-    instance = task.from_json(
+    _, observation = _reset_on(
         '{"task": "HamiltonianCycle", "n": 5, "edges": [[0, 1], [0, 2], [1, 2], [2, 3], [3, 4]]}'
     )
-    env = StructuredEnv("HamiltonianCycle", "easy", exact_reference=False)
-    observation, _ = env.reset(options={"instance": instance})
     assert observation["action_mask"][:5].tolist() == [1, 1, 1, 0, 0]
 
 

@@ -16,6 +16,7 @@ from npgym.task import generation_stream
 from npgym.tasks.subset_sum import SubsetSumConfig, SubsetSumInstance
 from npgym.tasks.subset_sum.generator import plant
 from npgym.tasks.subset_sum.verifier import check_subset, check_subset_python
+from tests import helpers
 
 TASK = npgym.get_task("SubsetSum")
 
@@ -52,18 +53,21 @@ def brute_force(numbers: list[int], target: int) -> list[int] | None:
     ],
 )
 def test_small_verdicts(answer: object, feasible: bool, objective: int, reason: str) -> None:
-    verdict = TASK.verify(SMALL, answer)
-    assert (verdict.feasible, verdict.objective, verdict.reason) == (feasible, objective, reason)
+    helpers.assert_verdict(TASK, SMALL, answer, (feasible, objective, reason))
 
 
 def test_small_reference_and_scores() -> None:
-    reference = TASK.reference(SMALL)
-    assert (reference.objective, reference.solution) == (3, [0, 1, 3])
-    assert reference.proven_optimal and reference.method == "exact"
-    assert TASK.score(SMALL, "Answer: [0, 1, 3]").reward == 2.0
-    assert TASK.score(SMALL, "Answer: [2, 1]").reward == pytest.approx(1 + 2 / 3)
-    assert TASK.score(SMALL, "Answer: [0, 1]").reward == -0.5
-    assert TASK.score(SMALL, "Answer: 0, 1").reward == -2.5  # a bare integer is not a list
+    helpers.assert_exact_reference(TASK, SMALL, 3, [[0, 1, 3]])
+    helpers.assert_rewards(
+        TASK,
+        SMALL,
+        {
+            "Answer: [0, 1, 3]": 2.0,
+            "Answer: [2, 1]": pytest.approx(1 + 2 / 3),
+            "Answer: [0, 1]": -0.5,
+            "Answer: 0, 1": -2.5,  # a bare integer is not a list
+        },
+    )
 
 
 def test_witness_is_the_lexicographically_smallest_optimum() -> None:
@@ -96,20 +100,17 @@ def numbers_and_answers(draw: st.DrawFn) -> tuple[list[int], int, list[int]]:
 
 @given(case=numbers_and_answers())
 def test_kernel_agrees_with_python_twin(case: tuple[list[int], int, list[int]]) -> None:
-    numbers, target, ids = case
-    kernel = check_subset(np.array(numbers, dtype=np.int64), target, np.array(ids, dtype=np.int64))
-    assert tuple(int(v) for v in kernel) == check_subset_python(numbers, target, ids)
+    helpers.assert_kernel_matches_twin(check_subset, check_subset_python, *case)
 
 
 def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
     rng = np.random.default_rng(1)
     greedy_misses = 0
-    for _ in range(400):
-        n = int(rng.integers(1, 11))
+    for n in helpers.random_sizes(rng, 400, (1, 11)):
         numbers = rng.integers(1, 9, size=n).tolist()
         target = int(rng.integers(1, sum(numbers) + 2))
         expected = brute_force(numbers, target)
-        array = np.array(numbers, dtype=np.int64)
+        array = helpers.int64s(numbers)
         exact = solvers.max_cardinality_subset(array, target)
         greedy = solvers.greedy_subset(array, target)
         if expected is None:
@@ -124,10 +125,7 @@ def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:
 
 
 def test_exact_reference_is_deterministic() -> None:
-    instance = TASK.generate(7, tier="benchmark")
-    first = TASK.solve(instance, exact=True, time_limit=60)
-    second = TASK.solve(TASK.from_json(instance.to_json()), exact=True, time_limit=60)
-    assert first == second
+    helpers.solved_twice(TASK, TASK.generate(7, tier="benchmark"))
 
 
 def test_heuristic_reference_reports_its_bound() -> None:
@@ -231,10 +229,8 @@ def test_greedy_share_falls_tier_by_tier_over_200_seeds() -> None:
 
 def test_prompt_lists_every_number_and_the_target() -> None:
     instance = TASK.generate(4, tier="benchmark")
-    prompt = TASK.prompt(instance)
-    for index, number in enumerate(instance.numbers):
-        assert f"\n{index}: {number}\n" in prompt
-    assert f"\nTarget: {instance.target}\n" in prompt
+    numbers = [f"{index}: {number}" for index, number in enumerate(instance.numbers)]
+    helpers.assert_prompt_has_lines(TASK, instance, [*numbers, f"Target: {instance.target}"])
 
 
 @pytest.mark.parametrize(

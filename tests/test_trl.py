@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import npgym
-from npgym.integrations.smoke import tiny_model, warm_started
+from npgym.integrations.smoke import tiny_model, warm_started, warm_up
 from npgym.integrations.trl import (
     ENVIRONMENT_INSTRUCTION,
     NPGymEnvironment,
@@ -171,6 +171,16 @@ def _config(tmp_path: Path, **overrides: object):
     return trl.GRPOConfig(**options)
 
 
+GROUPS_OF_FOUR = {
+    "per_device_train_batch_size": 8,
+    "num_generations": 4,
+    "temperature": 1.0,
+    "beta": 0.0,
+}
+"""The learning tests' sampling: two prompts of four completions a step, at temperature 1 (so a
+group's completions differ), no KL term."""
+
+
 def test_grpo_learns_from_the_strict_reward(tmp_path: Path) -> None:
     """A tiny model warmed up on reference answers, then GRPO on MaxClique with "strict": the
     rewards differ within a group, so the loss has a gradient and the weights move; the logged
@@ -191,15 +201,7 @@ def test_grpo_learns_from_the_strict_reward(tmp_path: Path) -> None:
     trainer = trl.GRPOTrainer(
         model=model,
         reward_funcs=[recorded, *reward_parts("strict")],
-        args=_config(
-            tmp_path,
-            per_device_train_batch_size=8,
-            num_generations=4,
-            max_completion_length=20,
-            temperature=1.0,
-            learning_rate=1e-3,
-            beta=0.0,
-        ),
+        args=_config(tmp_path, **GROUPS_OF_FOUR, max_completion_length=20, learning_rate=1e-3),
         train_dataset=data,
         processing_class=tokenizer,
     )
@@ -245,40 +247,20 @@ def test_grpo_trainer_runs_the_repair_environment(tmp_path: Path) -> None:
     tokenizer = _tokenizer([row["instance"] for row in data] + [TOOL_CALL, *good] * 10)
     model = tiny_model(tokenizer)
     probe = NPGymEnvironment()
-    sequences = []
+    pairs = []  # (the prompt as text with the tool's schema, a tool call to learn)
     for row, call in zip(data, good, strict=True):
         message = row["prompt"][-1]
         prompt = [{**message, "content": message["content"] + probe.reset(**row)}]
         text = tokenizer.apply_chat_template(
             prompt, tools=[probe.submit_solution], add_generation_prompt=True, tokenize=False
         )
-        prefix = tokenizer(text, add_special_tokens=False)["input_ids"]
-        for answer in (TOOL_CALL, call):
-            target = tokenizer(answer + "<|im_end|>", add_special_tokens=False)["input_ids"]
-            sequences.append((prefix, target))
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(40):
-        for prefix, target in sequences:
-            ids = torch.tensor([prefix + target])
-            labels = ids.clone()
-            labels[0, : len(prefix)] = -100
-            loss = model(input_ids=ids, labels=labels).loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+        pairs.extend((text, answer) for answer in (TOOL_CALL, call))
+    assert tokenizer.eos_token == "<|im_end|>"  # warm_up ends each answer with it
+    warm_up(model, tokenizer, pairs, steps=40 * len(pairs), learning_rate=3e-3)
     before = {name: value.detach().clone() for name, value in model.named_parameters()}
     trainer = trl.GRPOTrainer(
         model=model,
-        args=_config(
-            tmp_path,
-            per_device_train_batch_size=8,
-            num_generations=4,
-            max_completion_length=64,
-            max_steps=1,
-            temperature=1.0,
-            learning_rate=1e-4,
-            beta=0.0,
-        ),
+        args=_config(tmp_path, **GROUPS_OF_FOUR, max_completion_length=64, max_steps=1),
         train_dataset=data,
         processing_class=tokenizer,
         environment_factory=functools.partial(

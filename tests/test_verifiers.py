@@ -8,15 +8,15 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 import npgym
 from npgym.integrations.trl import make_dataset
+from tests.local_server import LocalServer, serving
 
 pytest.importorskip(
     "verifiers", reason="the verifiers environment needs: pip install 'npgym[verifiers]'"
@@ -36,17 +36,13 @@ def _optimal_answers() -> dict[str, str]:
     }
 
 
-class FakeServer(ThreadingHTTPServer):
+class FakeServer(LocalServer):
     """Chat completions: the first answer to a problem is ``first``, any later one optimal."""
 
     def __init__(self, first: str | None) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.optimal = _optimal_answers()
         self.first = first
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -89,11 +85,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _serve(first: str | None) -> Iterator[FakeServer]:
-    server = FakeServer(first)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving(FakeServer(first)) as server:
+        yield server
 
 
 @pytest.fixture
