@@ -110,13 +110,7 @@ def dsatur(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
         color = 0
         while seen[vertex, color] > 0:
             color += 1
-        colors[vertex] = color
-        for position in range(indptr[vertex], indptr[vertex + 1]):
-            neighbour = indices[position]
-            if seen[neighbour, color] == 0:
-                saturation[neighbour] += 1
-            seen[neighbour, color] += 1
-            free_degree[neighbour] -= 1
+        _assign(indptr, indices, colors, seen, saturation, free_degree, vertex, color)
     return colors
 
 

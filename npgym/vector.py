@@ -41,8 +41,10 @@ and handed out read-only until the next load, so a step does not pay for copying
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -57,7 +59,7 @@ from npgym.env_options import check_reference_time_limit
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
 from npgym.reward import RewardSpec, resolve_reward
-from npgym.streams import STATE_WORDS, entropy_words, next_seeds, seed_state
+from npgym.streams import STATE_WORDS, entropy_words, next_seeds, seed_instance_stream, seed_state
 from npgym.structured import (
     Episode,
     InvalidActionError,
@@ -88,18 +90,15 @@ class BatchedEpisode(ABC):
     instance's own arrays, such as its distances): with ``copy=True`` the env copies them once
     per load instead of at every step."""
     restart_kernel: ClassVar[Callable[..., None]]
-    """Compiled ``(slots, *restart_arguments)``: a fresh episode in each of ``slots`` on the
-    instance loaded there (a ``staticmethod`` of the subclass)."""
-    restart_arguments: ClassVar[str]
-    """The restart kernel's arrays after ``slots``, by name, separated by spaces: observation
-    buffers (:attr:`buffers`) or per-slot arrays of the subclass (see :meth:`argument`)."""
+    """Compiled ``(slots, *arrays)``: a fresh episode in each of ``slots`` on the instance
+    loaded there (a ``staticmethod`` of the subclass). Each parameter after ``slots`` is named
+    after the array it takes, an observation buffer or a per-slot array of the subclass
+    (:meth:`kernel_arrays`)."""
     step_kernel: ClassVar[Callable[..., None]]
-    """Compiled ``(actions, moving, *step_arguments, finished)``: the move of every ``moving``
-    slot, whose action is legal (checked before, by :meth:`step`), flagging the slots that
-    finish (a finished slot gets an all-zero action mask)."""
-    step_arguments: ClassVar[str]
-    """The step kernel's arrays between ``moving`` and ``finished``, named as
-    :attr:`restart_arguments`."""
+    """Compiled ``(actions, moving, *arrays, finished)``, the arrays named as the restart
+    kernel's: the move of every ``moving`` slot, whose action is legal (checked before, by
+    :meth:`step`), flagging the slots that finish (:meth:`step` then zeroes their action
+    masks)."""
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         self.batch_size = batch_size
@@ -120,6 +119,14 @@ class BatchedEpisode(ABC):
         found = self.buffers.get(name)
         return found if found is not None else getattr(self, name)
 
+    def kernel_arrays(
+        self, kernel: Callable[..., None], leading: int, trailing: int = 0
+    ) -> list[np.ndarray]:
+        """The arrays ``kernel`` takes between its first ``leading`` and last ``trailing``
+        parameters, found by the parameters' names (:meth:`argument`)."""
+        names = parameter_names(kernel)
+        return [self.argument(name) for name in names[leading : len(names) - trailing]]
+
     def put(self, slot: int, name: str, value: Any) -> None:
         """``value`` (an instance's array, or a number) into ``slot`` of the buffer or per-slot
         array ``name``, in its top-left corner, zero elsewhere."""
@@ -133,7 +140,7 @@ class BatchedEpisode(ABC):
 
     def restart(self, slots: np.ndarray) -> None:
         """Fresh episodes in ``slots`` on their loaded instances (:attr:`restart_kernel`)."""
-        arguments = [self.argument(name) for name in self.restart_arguments.split()]
+        arguments = self.kernel_arrays(self.restart_kernel, 1)
         self.restart_kernel(np.asarray(slots, np.int64), *arguments)
 
     @classmethod
@@ -156,18 +163,24 @@ class BatchedEpisode(ABC):
         self.restart(slots)
 
     draw_kernel: ClassVar[Callable[..., None] | None] = None
-    """Compiled ``(slots, seeds, key, *draw_parameters(config), *draw_arguments)``: in each slot,
-    the instance ``task.generate`` draws for its seed (stream ``[seed, key]``, or ``[seed]`` when
-    ``key < 0``), numpy's draws reproduced by :mod:`npgym.streams`; ``None`` when the task has no
-    compiled draw."""
-    draw_arguments: ClassVar[str] = ""
-    """The arrays the draw kernel fills, named as :attr:`restart_arguments`."""
+    """Compiled ``(slots, seeds, key, *draw_parameters(config), *arrays)``, the arrays it fills
+    named as the restart kernel's: in each slot, the instance ``task.generate`` draws for its
+    seed (stream ``[seed, key]``, or ``[seed]`` when ``key < 0``; :func:`seeded_slots` loops
+    over the slots with their streams), numpy's draws reproduced by :mod:`npgym.streams`;
+    ``None`` when the task has no compiled draw."""
+
+    draw_fields: ClassVar[tuple[str, ...]] = ()
+    """The config fields the draw kernel takes after ``key``, in its order: the default
+    :meth:`draw_parameters`, for a kernel that takes them as they are."""
 
     @classmethod
     def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
-        """The numbers of ``config`` that the draw kernel takes, or ``None`` when it cannot draw
-        this config (then :meth:`draw` or ``task.generate`` serves each instance)."""
-        return None
+        """The numbers of ``config`` that the draw kernel takes (by default its
+        :attr:`draw_fields`), or ``None`` when it cannot draw this config (then :meth:`draw` or
+        ``task.generate`` serves each instance)."""
+        if not cls.draw_fields:
+            return None
+        return tuple(getattr(config, name) for name in cls.draw_fields)
 
     def load_seeded(
         self, slots: np.ndarray, seeds: np.ndarray, key: int, config: BaseModel
@@ -179,7 +192,7 @@ class BatchedEpisode(ABC):
         parameters = self.draw_parameters(config)
         if kernel is None or parameters is None:
             return False
-        arguments = [self.argument(name) for name in self.draw_arguments.split()]
+        arguments = self.kernel_arrays(kernel, 3 + len(parameters))
         kernel(
             np.asarray(slots, np.int64), np.asarray(seeds, np.int64), key, *parameters, *arguments
         )
@@ -190,13 +203,16 @@ class BatchedEpisode(ABC):
         """Apply ``actions[b]`` in every ``active`` slot ``b``; ``(finished, illegal)`` masks.
 
         An action out of range or masked is illegal: it changes nothing and its slot's action
-        mask becomes all zero. The legal ones go to :attr:`step_kernel`."""
+        mask becomes all zero. The legal ones go to :attr:`step_kernel`; a slot that finishes
+        gets an all-zero action mask too."""
+        action_mask = self.buffers["action_mask"]
         moving = np.zeros(self.batch_size, np.bool_)
         illegal = np.zeros(self.batch_size, np.bool_)
-        sort_moves(actions, active, self.buffers["action_mask"], moving, illegal)
+        sort_moves(actions, active, action_mask, moving, illegal)
         finished = np.zeros(self.batch_size, np.bool_)
-        arguments = [self.argument(name) for name in self.step_arguments.split()]
+        arguments = self.kernel_arrays(self.step_kernel, 2, 1)
         self.step_kernel(actions, moving, *arguments, finished)
+        close_masks(finished, action_mask)
         return finished, illegal
 
     def observation(self) -> dict[str, np.ndarray]:
@@ -210,6 +226,12 @@ class BatchedEpisode(ABC):
     @abstractmethod
     def solution(self, slot: int) -> Any:
         """The solution built in ``slot``, in the task's answer shape."""
+
+
+@cache
+def parameter_names(kernel: Callable[..., None]) -> tuple[str, ...]:
+    """The parameter names of a kernel, read once from the Python function numba compiled."""
+    return tuple(inspect.signature(getattr(kernel, "py_func", kernel)).parameters)
 
 
 @njit
@@ -232,6 +254,28 @@ def sort_moves(
         else:
             illegal[slot] = True
             action_mask[slot, :] = 0
+
+
+@njit
+def close_masks(finished: np.ndarray, action_mask: np.ndarray) -> None:
+    """Zero the action mask of every ``finished`` slot: its episode has no legal move left."""
+    for slot in range(finished.shape[0]):
+        if finished[slot]:
+            action_mask[slot, :] = 0
+
+
+@njit
+def seeded_slots(
+    slots: np.ndarray, seeds: np.ndarray, key: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Each of a draw kernel's ``slots`` with the generator state ``task.generate`` draws its
+    instance from (stream ``[seed, key]``, or ``[seed]`` when ``key < 0``): the kernel's loop,
+    ``for slot, state in seeded_slots(slots, seeds, key)``. One state serves every slot, seeded
+    again before each."""
+    state = np.zeros(STATE_WORDS, np.uint64)
+    for index in range(slots.shape[0]):
+        seed_instance_stream(seeds[index], key, state)
+        yield slots[index], state
 
 
 def batch_type(task: str | Task[Any, Any]) -> type[BatchedEpisode]:

@@ -17,13 +17,7 @@ from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import (
-    STATE_WORDS,
-    integer,
-    permutation,
-    seed_instance_stream,
-    uniform,
-)
+from npgym.streams import integer, permutation, uniform
 from npgym.tasks.graph_coloring.generator import (
     BIPARTITE_REDRAWS,
     GraphColoringConfig,
@@ -31,7 +25,7 @@ from npgym.tasks.graph_coloring.generator import (
 )
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 from npgym.tasks.graph_coloring.structured import GraphColoringEpisode
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 
 @njit
@@ -90,10 +84,7 @@ def _draw_into(
     """Each slot's graph as :func:`~npgym.tasks.graph_coloring.generator.draw` draws it (no
     clique certificate) from ``task.generate``'s stream for its seed, numpy's draws reproduced
     by :mod:`npgym.streams`."""
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         n = integer(state, n_min, n_max + 1)
         k = min(integer(state, colours_min, colours_max + 1), n)
         classes = np.empty(n, np.int64)
@@ -172,7 +163,6 @@ def _step(
         vertex[slot, 0] = current + 1
         if current + 1 == vertex_count[slot]:
             finished[slot] = True
-            action_mask[slot, :] = 0
         else:
             _legal_colours(slot, adjacency, colours, current + 1, top[slot], action_mask)
 
@@ -185,11 +175,8 @@ class GraphColoringBatch(BatchedEpisode):
     static_keys = ("adjacency", "vertex_mask")
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = "vertex_count adjacency vertex_mask colours vertex action_mask top"
     step_kernel = staticmethod(_step)
-    step_arguments = "vertex_count adjacency colours vertex action_mask top"
     draw_kernel = staticmethod(_draw_into)
-    draw_arguments = "adjacency vertex_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)

@@ -21,18 +21,11 @@ from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import (
-    STATE_WORDS,
-    choice_without_replacement,
-    integer,
-    permutation,
-    seed_instance_stream,
-    uniform,
-)
+from npgym.streams import choice_without_replacement, integer, permutation, uniform
 from npgym.tasks.hamiltonian_cycle.generator import HamiltonianCycleConfig
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
 from npgym.tasks.hamiltonian_cycle.structured import HamiltonianCycleEpisode
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 
 @njit
@@ -51,10 +44,7 @@ def _draw_into(
     ``(density, hamiltonian_share, separator_share, hub_share, hub_links)``."""
     n_min, n_max = sizes
     density, hamiltonian_share, separator_share, hub_share, hub_links = shares
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         n = integer(state, n_min, n_max + 1)
         pairs = n * (n - 1) // 2
         noise = min(max((density * pairs - n) / max(pairs - n, 1), 0.0), 1.0)
@@ -232,7 +222,6 @@ def _step(
         if action == size:
             closed_from[slot] = close
             finished[slot] = True
-            action_mask[slot, :] = 0
             continue
         for vertex in range(vertex_count[slot]):
             action_mask[slot, vertex] = (
@@ -249,15 +238,8 @@ class HamiltonianCycleBatch(BatchedEpisode):
     static_keys = ("adjacency", "vertex_mask")
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = (
-        "vertex_count adjacency core vertex_mask path on_path current action_mask steps closed_from"
-    )
     step_kernel = staticmethod(_step)
-    step_arguments = (
-        "vertex_count core adjacency path on_path current action_mask steps closed_from"
-    )
     draw_kernel = staticmethod(_draw_into)
-    draw_arguments = "adjacency vertex_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)

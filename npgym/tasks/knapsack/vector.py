@@ -18,12 +18,12 @@ from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import STATE_WORDS, integer, permutation, seed_instance_stream, uniform
+from npgym.streams import integer, permutation, uniform
 from npgym.task import Task
 from npgym.tasks.knapsack.generator import KnapsackConfig, plant
 from npgym.tasks.knapsack.instance import KnapsackInstance
 from npgym.tasks.knapsack.structured import KnapsackEpisode
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 
 @njit
@@ -55,10 +55,7 @@ def _draw_into(
     decoy_item_share, correlation = shares
     factor_min, factor_max = capacity_factor
     lightest, heaviest = 1.0 / weight_min, 1.0 / weight_max
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         n = integer(state, items_min, items_max + 1)
         k = min(n, integer(state, planted_min, planted_max + 1))
         decoy = np.empty(n, np.bool_)
@@ -155,7 +152,6 @@ def _step(
         item[slot, 0] = current + 1
         if current + 1 == item_count[slot]:
             finished[slot] = True
-            action_mask[slot, :] = 0
         else:
             action_mask[slot, 0] = 1
             action_mask[slot, 1] = weights[slot, current + 1] <= remaining[slot, 0]
@@ -169,13 +165,8 @@ class KnapsackBatch(BatchedEpisode):
     static_keys = ("weights", "values", "capacity", "item_mask")
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = (
-        "item_count weights capacity item_mask taken remaining item action_mask value"
-    )
     step_kernel = staticmethod(_step)
-    step_arguments = "item_count weights values taken remaining item action_mask value"
     draw_kernel = staticmethod(_draw_into)
-    draw_arguments = "weights values capacity item_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)

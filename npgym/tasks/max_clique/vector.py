@@ -18,18 +18,11 @@ from pydantic import BaseModel
 from npgym.graphs import GraphInstance
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import (
-    STATE_WORDS,
-    choice_without_replacement,
-    integer,
-    permutation,
-    seed_instance_stream,
-    uniform,
-)
+from npgym.streams import choice_without_replacement, integer, permutation, uniform
 from npgym.task import Task
 from npgym.tasks.max_clique.generator import MaxCliqueConfig, member_link_probability
 from npgym.tasks.max_clique.structured import MaxCliqueEpisode
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 _link_probability = njit(member_link_probability)
 """The generator's own formula, compiled: the same operations give the same float."""
@@ -138,16 +131,13 @@ def _draw_into(
     camouflage: float,
     decoy_scale: float,
     adjacency: np.ndarray,
-    compatible: np.ndarray,
+    compatible_pairs: np.ndarray,
     vertex_count: np.ndarray,
 ) -> None:
     """Each slot's graph as :func:`~npgym.tasks.max_clique.generator.build` draws it (by
     ``revision``) from ``task.generate``'s stream for its seed, numpy's draws reproduced by
     :mod:`npgym.streams`."""
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         adjacency[slot] = 0
         if revision == 1:
             n = planted_graph_into(
@@ -165,7 +155,7 @@ def _draw_into(
                 decoy_scale,
                 adjacency[slot],
             )
-        store_pairs(slot, n, adjacency, compatible, vertex_count, False)
+        store_pairs(slot, n, adjacency, compatible_pairs, vertex_count, False)
 
 
 @njit
@@ -194,7 +184,7 @@ def _step(
     actions: np.ndarray,
     moving: np.ndarray,
     vertex_count: np.ndarray,
-    compatible: np.ndarray,
+    compatible_pairs: np.ndarray,
     selected: np.ndarray,
     action_mask: np.ndarray,
     chosen: np.ndarray,
@@ -209,13 +199,12 @@ def _step(
         action = actions[slot]
         if action == size:
             finished[slot] = True
-            action_mask[slot, :] = 0
             continue
         selected[slot, action] = 1
         chosen[slot] += 1
         left = False
         for vertex in range(vertex_count[slot]):
-            keep = action_mask[slot, vertex] == 1 and compatible[slot, action, vertex]
+            keep = action_mask[slot, vertex] == 1 and compatible_pairs[slot, action, vertex]
             keep = keep and vertex != action
             action_mask[slot, vertex] = keep
             left = left or keep
@@ -223,7 +212,6 @@ def _step(
             action_mask[slot, size] = 1
         else:
             finished[slot] = True
-            action_mask[slot, :] = 0
 
 
 class VertexSetBatch(BatchedEpisode):
@@ -237,10 +225,7 @@ class VertexSetBatch(BatchedEpisode):
         return adjacency
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = "vertex_count vertex_mask selected action_mask chosen"
     step_kernel = staticmethod(_step)
-    step_arguments = "vertex_count compatible_pairs selected action_mask chosen"
-    draw_arguments = "adjacency compatible_pairs vertex_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)

@@ -7,17 +7,14 @@ With the objective reward, a batch of instances is drawn in one numba call that 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-from pydantic import BaseModel
 
 from npgym.heuristics.cliques import complement
 from npgym.heuristics.jit import njit
-from npgym.streams import STATE_WORDS, integer, permutation, seed_instance_stream, uniform
+from npgym.streams import integer, permutation, uniform
 from npgym.tasks.max_clique.vector import VertexSetBatch, planted_graph_into, store_pairs
-from npgym.tasks.max_independent_set.generator import MaxIndependentSetConfig
 from npgym.tasks.max_independent_set.structured import MaxIndependentSetEpisode
+from npgym.vector import seeded_slots
 
 
 @njit
@@ -74,16 +71,13 @@ def _draw_into(
     set_max: int,
     density: float,
     adjacency: np.ndarray,
-    compatible: np.ndarray,
+    compatible_pairs: np.ndarray,
     vertex_count: np.ndarray,
 ) -> None:
     """Each slot's graph as :func:`~npgym.tasks.max_independent_set.generator.build` draws it
     from ``task.generate``'s stream for its seed, numpy's draws reproduced by
     :mod:`npgym.streams`; its compatible pairs are the complement graph's."""
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         adjacency[slot] = 0
         if clique_cover:
             n = _covered_graph_into(state, n_min, n_max, set_min, set_max, density, adjacency[slot])
@@ -91,7 +85,7 @@ def _draw_into(
             n = planted_graph_into(
                 state, n_min, n_max, set_min, set_max, density, False, adjacency[slot]
             )
-        store_pairs(slot, n, adjacency, compatible, vertex_count, True)
+        store_pairs(slot, n, adjacency, compatible_pairs, vertex_count, True)
 
 
 class MaxIndependentSetBatch(VertexSetBatch):
@@ -100,21 +94,10 @@ class MaxIndependentSetBatch(VertexSetBatch):
     episode = MaxIndependentSetEpisode
 
     draw_kernel = staticmethod(_draw_into)
+    draw_fields = ("clique_cover", "n_min", "n_max", "set_min", "set_max", "density")
 
     @classmethod
     def compatible(cls, adjacency: np.ndarray) -> np.ndarray:
         """Pairs that are no edge (the complement graph, as the instance's
         ``complement_adjacency``)."""
         return complement(adjacency)
-
-    @classmethod
-    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
-        assert isinstance(config, MaxIndependentSetConfig)
-        return (
-            config.clique_cover,
-            config.n_min,
-            config.n_max,
-            config.set_min,
-            config.set_max,
-            config.density,
-        )

@@ -24,17 +24,11 @@ from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import (
-    STATE_WORDS,
-    choice_without_replacement,
-    integer,
-    seed_instance_stream,
-    uniform,
-)
+from npgym.streams import choice_without_replacement, integer, uniform
 from npgym.tasks.meeting_scheduling.generator import MeetingSchedulingConfig
 from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
 from npgym.tasks.meeting_scheduling.structured import MeetingSchedulingEpisode
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 
 @njit
@@ -78,10 +72,7 @@ def _draw_into(
     ) = numbers
     day_slots = (day_end - day_start) // length
     starts = day_start + length * np.arange(day_slots + 1)
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         meetings = integer(state, meetings_min, meetings_max + 1)
         attendees = integer(state, attendees_min, attendees_max + 1)
         rooms = integer(state, rooms_min, rooms_max + 1)
@@ -348,7 +339,6 @@ def _step(
         meeting[slot, 0] = current + 1
         if current + 1 == counts[slot, 0]:
             finished[slot] = True
-            action_mask[slot, :] = 0
         else:
             _fill_mask(
                 slot,
@@ -382,17 +372,8 @@ class MeetingSchedulingBatch(BatchedEpisode):
     )
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = (
-        "counts times attendance durations capacities until meeting_mask attendee_mask "
-        "room_mask slot_mask schedule room_busy attendee_busy meeting action_mask value"
-    )
     step_kernel = staticmethod(_step)
-    step_arguments = (
-        "counts times attendance durations capacities until schedule room_busy attendee_busy "
-        "meeting action_mask value"
-    )
     draw_kernel = staticmethod(_draw_into)
-    draw_arguments = "attendance durations capacities free until counts times"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)

@@ -13,17 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import (
-    STATE_WORDS,
-    integer,
-    permutation,
-    seed_instance_stream,
-    uniform,
-)
+from npgym.streams import integer, permutation, uniform
 from npgym.tasks.min_bisection.generator import (
     AGENT_HEAVY,
     AGENT_LIGHT,
@@ -32,11 +25,10 @@ from npgym.tasks.min_bisection.generator import (
     NOISE,
     TRAITOR_TIE,
     TRAITOR_TIE_DENSITY,
-    MinBisectionConfig,
 )
 from npgym.tasks.min_bisection.instance import MinBisectionInstance
 from npgym.tasks.min_bisection.structured import MinBisectionEpisode
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 
 @njit
@@ -103,10 +95,7 @@ def _draw_into(
     """Each slot's graph as :func:`~npgym.tasks.min_bisection.generator.build` draws it from
     ``task.generate``'s stream for its seed: communities, their pairs, traitors, double agents,
     then noise (pairs in row-major order over ``i < j``)."""
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         n = integer(state, n_min, n_max + 1)
         order = permutation(state, n)
         community = np.zeros(n, np.int64)
@@ -217,7 +206,6 @@ def _step(
         n = vertex_count[slot]
         if current + 1 == n:
             finished[slot] = True
-            action_mask[slot, :] = 0
         else:
             half = (n + 1) // 2
             action_mask[slot, 0] = part_sizes[slot, 0] < half
@@ -232,11 +220,17 @@ class MinBisectionBatch(BatchedEpisode):
     static_keys = ("weights", "vertex_mask")
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = "vertex_count vertex_mask side vertex action_mask part_sizes cut"
     step_kernel = staticmethod(_step)
-    step_arguments = "vertex_count weights side vertex action_mask part_sizes cut"
     draw_kernel = staticmethod(_draw_into)
-    draw_arguments = "weights vertex_count"
+    draw_fields = (
+        "n_min",
+        "n_max",
+        "intra_density",
+        "inter_density",
+        "noise",
+        "traitors",
+        "double_agents",
+    )
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
@@ -248,19 +242,6 @@ class MinBisectionBatch(BatchedEpisode):
     def arrays(cls, instance: Instance) -> dict[str, Any]:
         assert isinstance(instance, MinBisectionInstance)
         return {"weights": instance.weights, "vertex_count": instance.n}
-
-    @classmethod
-    def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:
-        assert isinstance(config, MinBisectionConfig)
-        return (
-            config.n_min,
-            config.n_max,
-            config.intra_density,
-            config.inter_density,
-            config.noise,
-            config.traitors,
-            config.double_agents,
-        )
 
     def objectives(self) -> np.ndarray:
         return self.cut.astype(np.float64)

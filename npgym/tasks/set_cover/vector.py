@@ -22,18 +22,12 @@ from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import (
-    STATE_WORDS,
-    choice_without_replacement,
-    integer,
-    seed_instance_stream,
-    uniform,
-)
+from npgym.streams import choice_without_replacement, integer, uniform
 from npgym.tasks.set_cover.generator import PLANTED_ABOVE_UNIVERSE, SetCoverConfig
 from npgym.tasks.set_cover.instance import SetCoverInstance
 from npgym.tasks.set_cover.structured import SetCoverEpisode
 from npgym.tasks.set_cover.task import IMPOSSIBLE
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 
 @njit
@@ -55,10 +49,7 @@ def _draw_into(
     subsets, not the planted construction) from ``task.generate``'s stream for its seed, numpy's
     draws reproduced by :mod:`npgym.streams` (universes of at most 40 elements, where numpy's
     ``choice`` takes Floyd's path)."""
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         u = integer(state, universe_min, universe_max + 1)
         m = integer(state, subsets_min, subsets_max + 1)
         largest = min(u, max(2, math.floor(size_factor * u + 0.5)))
@@ -150,7 +141,6 @@ def _step(
         if action == size:
             impossible[slot] = True
             finished[slot] = True
-            action_mask[slot, :] = 0
             continue
         m = subset_count[slot]
         picked[slot, action] = 1
@@ -163,7 +153,6 @@ def _step(
                     gains[slot, subset] -= membership[slot, subset, element]
         if uncovered[slot] == 0:
             finished[slot] = True
-            action_mask[slot, :] = 0
         else:
             for subset in range(m):
                 action_mask[slot, subset] = gains[slot, subset] > 0
@@ -177,17 +166,8 @@ class SetCoverBatch(BatchedEpisode):
     static_keys = ("membership", "subset_mask", "element_mask")
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = (
-        "subset_count universe_size membership subset_mask element_mask picked covered "
-        "action_mask gains uncovered chosen impossible"
-    )
     step_kernel = staticmethod(_step)
-    step_arguments = (
-        "subset_count universe_size membership picked covered action_mask gains uncovered "
-        "chosen impossible"
-    )
     draw_kernel = staticmethod(_draw_into)
-    draw_arguments = "membership subset_count universe_size"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)

@@ -18,16 +18,11 @@ from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import (
-    STATE_WORDS,
-    integer,
-    permutation,
-    seed_instance_stream,
-)
+from npgym.streams import integer, permutation
 from npgym.tasks.subset_sum.generator import EXCLUDED_MIN, SubsetSumConfig
 from npgym.tasks.subset_sum.instance import SubsetSumInstance
 from npgym.tasks.subset_sum.structured import SubsetSumEpisode
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 
 @njit
@@ -55,10 +50,7 @@ def _draw_into(
     step = 2 if parity else 1
     values = np.arange(2, max(value_max, 2) + 1)
     pool = values[(values % 2 == 0) | (values >= fixer_min)] if parity else values
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         n = integer(state, n_min, n_max + 1)
         size = max(1, min(integer(state, size_min, size_max + 1), n - EXCLUDED_MIN))
         drawn = np.empty(n, np.int64)
@@ -168,7 +160,6 @@ def _step(
         index[slot, 0] = current + 1
         if current + 1 == number_count[slot]:
             finished[slot] = True
-            action_mask[slot, :] = 0
         else:
             _mask(slot, numbers, remaining, index, action_mask, reachable)
 
@@ -181,13 +172,8 @@ class SubsetSumBatch(BatchedEpisode):
     static_keys = ("numbers", "target", "number_mask")
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = (
-        "number_count numbers target number_mask taken remaining index action_mask reachable"
-    )
     step_kernel = staticmethod(_step)
-    step_arguments = "number_count numbers taken remaining index action_mask reachable"
     draw_kernel = staticmethod(_draw_into)
-    draw_arguments = "numbers target number_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)

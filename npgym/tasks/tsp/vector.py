@@ -15,18 +15,12 @@ from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
-from npgym.streams import (
-    STATE_WORDS,
-    choice_without_replacement,
-    floyd_applies,
-    integer,
-    seed_instance_stream,
-)
+from npgym.streams import choice_without_replacement, floyd_applies, integer
 from npgym.task import Task
 from npgym.tasks.tsp.generator import TSPConfig, draw_arrays
 from npgym.tasks.tsp.instance import TSPInstance
 from npgym.tasks.tsp.structured import TSPEpisode
-from npgym.vector import BatchedEpisode
+from npgym.vector import BatchedEpisode, seeded_slots
 
 
 @njit
@@ -47,10 +41,7 @@ def _draw_into(
 ) -> None:
     """Each slot's instance as :func:`~npgym.tasks.tsp.generator.draw_arrays` draws it from
     ``task.generate``'s stream for its seed, numpy's draws reproduced by :mod:`npgym.streams`."""
-    state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        slot = slots[index]
-        seed_instance_stream(seeds[index], key, state)
+    for slot, state in seeded_slots(slots, seeds, key):
         n = integer(state, n_min, n_max + 1)
         distances[slot] = 0
         coordinates[slot] = 0
@@ -135,7 +126,6 @@ def _step(
         if steps[slot] == city_count[slot]:
             length[slot] += distances[slot, city, 0]
             finished[slot] = True
-            action_mask[slot, :] = 0
 
 
 class TSPBatch(BatchedEpisode):
@@ -146,11 +136,8 @@ class TSPBatch(BatchedEpisode):
     static_keys = ("distances", "coordinates", "has_coordinates", "city_mask")
 
     restart_kernel = staticmethod(_restart)
-    restart_arguments = "city_count city_mask visited current tour action_mask steps length"
     step_kernel = staticmethod(_step)
-    step_arguments = "city_count distances visited current tour action_mask steps length"
     draw_kernel = staticmethod(_draw_into)
-    draw_arguments = "distances coordinates has_coordinates city_count"
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
