@@ -201,7 +201,7 @@ class DualProblem:
         size = restricted.shape[0]
         rank = min(size, max(self.rank_hint, 4))
         while True:
-            if 3 * rank >= size:  # most of the spectrum: the full divide and conquer
+            if 6 * rank >= size:  # a sixth of the spectrum on: divide and conquer is cheaper
                 rank = size
                 values, vectors = scipy.linalg.eigh(restricted, check_finite=False, driver="evd")
             else:
@@ -286,7 +286,9 @@ def _ascend(weights: np.ndarray, work: int, target: int | None, log: list[Any] |
             np.concatenate([diagonal, multipliers]),
             jac=True,
             method="L-BFGS-B",
-            bounds=[(None, None)] * n + [(0.0, None)] * count,
+            bounds=scipy.optimize.Bounds(  # arrays: a list of pairs costs a conversion a call
+                np.concatenate([np.full(n, -np.inf), np.zeros(count)]), np.inf
+            ),
             options={
                 "maxiter": STEPS_PER_ROUND,
                 "maxfun": max(1, min(left, STEPS_PER_ROUND + 10)),
@@ -306,16 +308,17 @@ def _ascend(weights: np.ndarray, work: int, target: int | None, log: list[Any] |
         left -= 1
         active = multipliers > 0.0
         kept, multipliers = problem.triangles[active], multipliers[active]
-        known = {tuple(row) for row in kept.tolist()}
-        new = [
-            row
-            for row in most_violated(factor @ factor.T, int(TRIANGLES_PER_VERTEX * n)).tolist()
-            if tuple(row) not in known
-        ]
-        problem.triangles = np.vstack([kept, np.array(new, np.int64).reshape(-1, 4)])
+        found = most_violated(factor @ factor.T, int(TRIANGLES_PER_VERTEX * n))
+        new = found[~np.isin(_row_keys(found, n), _row_keys(kept, n))]
+        problem.triangles = np.vstack([kept, new])
         multipliers = np.concatenate([multipliers, np.zeros(len(new))])
         width = max(width * DECAY, last_width)
     return _integer_bound(best, divisor)
+
+
+def _row_keys(rows: np.ndarray, n: int) -> np.ndarray:
+    """One integer per triangle row ``(i, j, k, sign)`` of an ``n``-vertex problem."""
+    return ((rows[:, 0] * n + rows[:, 1]) * n + rows[:, 2]) * len(SIGNS) + rows[:, 3]
 
 
 def _negated(evaluated: tuple[float, np.ndarray, np.ndarray]) -> tuple[float, np.ndarray]:
