@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, ClassVar
 
@@ -165,8 +165,8 @@ class BatchedEpisode(ABC):
     draw_kernel: ClassVar[Callable[..., None] | None] = None
     """Compiled ``(slots, seeds, key, *draw_parameters(config), *arrays)``, the arrays it fills
     named as the restart kernel's: in each slot, the instance ``task.generate`` draws for its
-    seed (stream ``[seed, key]``, or ``[seed]`` when ``key < 0``; :func:`seeded_slots` loops
-    over the slots with their streams), numpy's draws reproduced by :mod:`npgym.streams`;
+    seed (stream ``[seed, key]``, or ``[seed]`` when ``key < 0``; :func:`seeded_slot` opens the
+    loop over the slots with their streams), numpy's draws reproduced by :mod:`npgym.streams`;
     ``None`` when the task has no compiled draw."""
 
     draw_fields: ClassVar[tuple[str, ...]] = ()
@@ -265,17 +265,16 @@ def close_masks(finished: np.ndarray, action_mask: np.ndarray) -> None:
 
 
 @njit
-def seeded_slots(
-    slots: np.ndarray, seeds: np.ndarray, key: int
-) -> Iterator[tuple[int, np.ndarray]]:
-    """Each of a draw kernel's ``slots`` with the generator state ``task.generate`` draws its
-    instance from (stream ``[seed, key]``, or ``[seed]`` when ``key < 0``): the kernel's loop,
-    ``for slot, state in seeded_slots(slots, seeds, key)``. One state serves every slot, seeded
-    again before each."""
+def seeded_slot(
+    slots: np.ndarray, seeds: np.ndarray, key: int, index: int
+) -> tuple[int, np.ndarray]:
+    """A draw kernel's ``index``-th slot and the generator state ``task.generate`` draws its
+    instance from (stream ``[seed, key]``, or ``[seed]`` when ``key < 0``): the opening of the
+    kernel's loop over its slots. (A plain function: numba's on-disk cache cannot load a
+    caller of a compiled generator in another process.)"""
     state = np.zeros(STATE_WORDS, np.uint64)
-    for index in range(slots.shape[0]):
-        seed_instance_stream(seeds[index], key, state)
-        yield slots[index], state
+    seed_instance_stream(seeds[index], key, state)
+    return slots[index], state
 
 
 def batch_type(task: str | Task[Any, Any]) -> type[BatchedEpisode]:

@@ -25,7 +25,7 @@ from npgym.tasks.graph_coloring.generator import (
 )
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 from npgym.tasks.graph_coloring.structured import GraphColoringEpisode
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 
 @njit
@@ -84,7 +84,8 @@ def _draw_into(
     """Each slot's graph as :func:`~npgym.tasks.graph_coloring.generator.draw` draws it (no
     clique certificate) from ``task.generate``'s stream for its seed, numpy's draws reproduced
     by :mod:`npgym.streams`."""
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         n = integer(state, n_min, n_max + 1)
         k = min(integer(state, colours_min, colours_max + 1), n)
         classes = np.empty(n, np.int64)

@@ -25,7 +25,7 @@ from npgym.streams import choice_without_replacement, integer, permutation, unif
 from npgym.tasks.hamiltonian_cycle.generator import HamiltonianCycleConfig
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
 from npgym.tasks.hamiltonian_cycle.structured import HamiltonianCycleEpisode
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 
 @njit
@@ -44,7 +44,8 @@ def _draw_into(
     ``(density, hamiltonian_share, separator_share, hub_share, hub_links)``."""
     n_min, n_max = sizes
     density, hamiltonian_share, separator_share, hub_share, hub_links = shares
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         n = integer(state, n_min, n_max + 1)
         pairs = n * (n - 1) // 2
         noise = min(max((density * pairs - n) / max(pairs - n, 1), 0.0), 1.0)

@@ -23,7 +23,7 @@ from npgym.task import Task
 from npgym.tasks.knapsack.generator import KnapsackConfig, plant
 from npgym.tasks.knapsack.instance import KnapsackInstance
 from npgym.tasks.knapsack.structured import KnapsackEpisode
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 
 @njit
@@ -55,7 +55,8 @@ def _draw_into(
     decoy_item_share, correlation = shares
     factor_min, factor_max = capacity_factor
     lightest, heaviest = 1.0 / weight_min, 1.0 / weight_max
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         n = integer(state, items_min, items_max + 1)
         k = min(n, integer(state, planted_min, planted_max + 1))
         decoy = np.empty(n, np.bool_)

@@ -22,7 +22,7 @@ from npgym.streams import choice_without_replacement, integer, permutation, unif
 from npgym.task import Task
 from npgym.tasks.max_clique.generator import MaxCliqueConfig, member_link_probability
 from npgym.tasks.max_clique.structured import MaxCliqueEpisode
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 _link_probability = njit(member_link_probability)
 """The generator's own formula, compiled: the same operations give the same float."""
@@ -137,7 +137,8 @@ def _draw_into(
     """Each slot's graph as :func:`~npgym.tasks.max_clique.generator.build` draws it (by
     ``revision``) from ``task.generate``'s stream for its seed, numpy's draws reproduced by
     :mod:`npgym.streams`."""
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         adjacency[slot] = 0
         if revision == 1:
             n = planted_graph_into(

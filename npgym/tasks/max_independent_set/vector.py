@@ -14,7 +14,7 @@ from npgym.heuristics.jit import njit
 from npgym.streams import integer, permutation, uniform
 from npgym.tasks.max_clique.vector import VertexSetBatch, planted_graph_into, store_pairs
 from npgym.tasks.max_independent_set.structured import MaxIndependentSetEpisode
-from npgym.vector import seeded_slots
+from npgym.vector import seeded_slot
 
 
 @njit
@@ -77,7 +77,8 @@ def _draw_into(
     """Each slot's graph as :func:`~npgym.tasks.max_independent_set.generator.build` draws it
     from ``task.generate``'s stream for its seed, numpy's draws reproduced by
     :mod:`npgym.streams`; its compatible pairs are the complement graph's."""
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         adjacency[slot] = 0
         if clique_cover:
             n = _covered_graph_into(state, n_min, n_max, set_min, set_max, density, adjacency[slot])

@@ -28,7 +28,7 @@ from npgym.streams import choice_without_replacement, integer, uniform
 from npgym.tasks.meeting_scheduling.generator import MeetingSchedulingConfig
 from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
 from npgym.tasks.meeting_scheduling.structured import MeetingSchedulingEpisode
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 
 @njit
@@ -72,7 +72,8 @@ def _draw_into(
     ) = numbers
     day_slots = (day_end - day_start) // length
     starts = day_start + length * np.arange(day_slots + 1)
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         meetings = integer(state, meetings_min, meetings_max + 1)
         attendees = integer(state, attendees_min, attendees_max + 1)
         rooms = integer(state, rooms_min, rooms_max + 1)

@@ -28,7 +28,7 @@ from npgym.tasks.min_bisection.generator import (
 )
 from npgym.tasks.min_bisection.instance import MinBisectionInstance
 from npgym.tasks.min_bisection.structured import MinBisectionEpisode
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 
 @njit
@@ -95,7 +95,8 @@ def _draw_into(
     """Each slot's graph as :func:`~npgym.tasks.min_bisection.generator.build` draws it from
     ``task.generate``'s stream for its seed: communities, their pairs, traitors, double agents,
     then noise (pairs in row-major order over ``i < j``)."""
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         n = integer(state, n_min, n_max + 1)
         order = permutation(state, n)
         community = np.zeros(n, np.int64)

@@ -27,7 +27,7 @@ from npgym.tasks.set_cover.generator import PLANTED_ABOVE_UNIVERSE, SetCoverConf
 from npgym.tasks.set_cover.instance import SetCoverInstance
 from npgym.tasks.set_cover.structured import SetCoverEpisode
 from npgym.tasks.set_cover.task import IMPOSSIBLE
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 
 @njit
@@ -49,7 +49,8 @@ def _draw_into(
     subsets, not the planted construction) from ``task.generate``'s stream for its seed, numpy's
     draws reproduced by :mod:`npgym.streams` (universes of at most 40 elements, where numpy's
     ``choice`` takes Floyd's path)."""
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         u = integer(state, universe_min, universe_max + 1)
         m = integer(state, subsets_min, subsets_max + 1)
         largest = min(u, max(2, math.floor(size_factor * u + 0.5)))

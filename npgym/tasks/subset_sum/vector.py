@@ -22,7 +22,7 @@ from npgym.streams import integer, permutation
 from npgym.tasks.subset_sum.generator import EXCLUDED_MIN, SubsetSumConfig
 from npgym.tasks.subset_sum.instance import SubsetSumInstance
 from npgym.tasks.subset_sum.structured import SubsetSumEpisode
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 
 @njit
@@ -50,7 +50,8 @@ def _draw_into(
     step = 2 if parity else 1
     values = np.arange(2, max(value_max, 2) + 1)
     pool = values[(values % 2 == 0) | (values >= fixer_min)] if parity else values
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         n = integer(state, n_min, n_max + 1)
         size = max(1, min(integer(state, size_min, size_max + 1), n - EXCLUDED_MIN))
         drawn = np.empty(n, np.int64)

@@ -20,7 +20,7 @@ from npgym.task import Task
 from npgym.tasks.tsp.generator import TSPConfig, draw_arrays
 from npgym.tasks.tsp.instance import TSPInstance
 from npgym.tasks.tsp.structured import TSPEpisode
-from npgym.vector import BatchedEpisode, seeded_slots
+from npgym.vector import BatchedEpisode, seeded_slot
 
 
 @njit
@@ -41,7 +41,8 @@ def _draw_into(
 ) -> None:
     """Each slot's instance as :func:`~npgym.tasks.tsp.generator.draw_arrays` draws it from
     ``task.generate``'s stream for its seed, numpy's draws reproduced by :mod:`npgym.streams`."""
-    for slot, state in seeded_slots(slots, seeds, key):
+    for index in range(slots.shape[0]):
+        slot, state = seeded_slot(slots, seeds, key, index)
         n = integer(state, n_min, n_max + 1)
         distances[slot] = 0
         coordinates[slot] = 0
