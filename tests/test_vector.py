@@ -3,6 +3,10 @@ SyncVectorEnv over single structured envs, autoreset, seeding, bad actions and r
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -11,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import npgym  # noqa: F401 (registers the ids)
+import npgym
 from npgym import testing
 from npgym.capabilities import (
     MalformedCapabilityError,
@@ -278,3 +282,34 @@ def test_static_keys_must_name_observation_keys() -> None:
 
     with pytest.raises(ValueError, match=r"static_keys names no observation key: \['distance'\]"):
         VectorStructuredEnv(Task(), "easy", 2)
+
+
+_DRAW_BATCHES = """
+import sys, gymnasium as gym, numpy as np, npgym
+for name in sys.argv[1:]:
+    env = gym.make_vec(f"npgym/{name}-easy", num_envs=4, vectorization_mode="vector_entry_point",
+                       mode="structured", reward_mode="objective")
+    observation, _ = env.reset(seed=3)
+    env.step(np.argmax(observation["action_mask"], axis=1))  # a legal move in every slot
+print("drawn")
+"""
+
+
+@pytest.mark.slow
+def test_compiled_draws_load_from_numba_cache_beside_fresh_compiles(tmp_path: Path) -> None:
+    """Batches compiled by one process into an empty cache load in the next one, after it has
+    compiled other batches itself (as pytest-xdist's workers do): numba's cache cannot load a
+    caller of a compiled generator once the generator was compiled anew (a KeyError on its
+    type), which one process compiling everything never sees."""
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    names = npgym.list_tasks()
+    first, second = names[::2], names[1::2]
+    for batches in (first, second + first):  # the second run compiles, then loads the first's
+        run = subprocess.run(
+            [sys.executable, "-c", _DRAW_BATCHES, *batches],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert run.returncode == 0 and "drawn" in run.stdout, run.stderr[-3000:]
