@@ -317,6 +317,7 @@ def test_cli_build_eval_export_and_compare(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "unknown task" in result.output
 
 
+@pytest.mark.xdist_group("ray")  # with the Ray curriculum's tests (tests/test_ray_curriculum.py)
 def test_ray_backend_writes_the_same_bytes(built: Path, tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="the Ray backend test needs: pip install 'npgym[ray]'")
     build(SMALL, tmp_path, workers=2, backend="ray", progress=False)

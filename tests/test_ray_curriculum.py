@@ -46,6 +46,10 @@ from npgym.results import Score
 
 ray = pytest.importorskip("ray", reason="the Ray curriculum needs: pip install 'npgym[ray]'")
 
+# One pytest-xdist worker runs every test that starts Ray: ray.init() without an address joins
+# the newest cluster that `ray start` made on this machine, such as the two-node test's.
+pytestmark = pytest.mark.xdist_group("ray")
+
 CLUSTER_START_S = 120.0
 """Seconds the two nodes may take to start and register before the test fails."""
 TEST_BUDGET_S = 600
