@@ -20,6 +20,7 @@ MinBisection; a peer that is not installed says so. With ``--difficulties`` the 
 issue #26's targets and exits 1, naming each one missed: at difficulty 1.5 at least 80% proven,
 every gap at most 1% and a median of at most 5 CPU-s; at 2.0 every gap at most 2% (1% for TSP);
 npgym's TSP tour within 1% of LKH-3's; a heuristic reference never slower than the exact one
+(beyond the timer noise that ``bench/heuristic_vs_exact.py`` measured: 1.3 x exact + 0.5 ms)
 (median over the seeds).
 """
 
@@ -37,6 +38,11 @@ from pydantic import ValidationError
 
 import npgym
 from npgym.heuristics import min_bisection as bisection
+
+NOISE_RATIO, NOISE_FLOOR_S = 1.3, 0.0005
+"""A heuristic reference counts as slower than the exact one past ``NOISE_RATIO x exact +
+NOISE_FLOOR_S``: the spread of timing the same reference twice that
+``bench/heuristic_vs_exact.py`` measured (its ``RATIO_ALLOWANCE`` and ``FLOOR_MS``)."""
 
 SIZE_FIELDS = {
     "TSP": ("n_min", "n_max"),
@@ -192,7 +198,8 @@ def missed_targets(task_name: str, difficulty: float | None, row: dict[str, Any]
         allowed = TARGET_PEER_RATIO if task_name == "TSP" else 1.0
         if ratio is not None and ratio > allowed + 1e-12:
             missed.append(f"{where}: {ratio:.4f} times {row['peer']}'s objective")
-        if row["heur_median_s"] > row["exact_median_s"]:
+        allowed_s = NOISE_RATIO * row["exact_median_s"] + NOISE_FLOOR_S
+        if row["heur_median_s"] > allowed_s:
             missed.append(f"{where}: the heuristic reference is slower than the exact one")
     return missed
 
