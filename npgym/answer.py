@@ -141,11 +141,11 @@ def answer_key(text: str) -> str | None:
     the text before the last one visited is searched by :func:`_last_marker_before`.
     """
     colon = text.rfind(":")
-    if colon > 0 and text[colon - _PLAIN_WORD : colon] == _PLAIN_WORD_TEXT:
-        return text[colon:]  # a plain "Answer:" at the last colon is the last marker
     probes = _COLON_PROBES
     while colon > 0:  # a colon at 0 ends no marker
         if text[colon - 1] in _BEFORE_COLON:
+            if text[colon - _PLAIN_WORD : colon] == _PLAIN_WORD_TEXT:
+                return text[colon:]  # a plain "Answer:", the usual last marker
             start = max(0, colon + 1 - _MARKER_SPAN)
             found = _last_marker_in(text[start : colon + 1])
             if found >= 0:
