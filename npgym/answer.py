@@ -70,14 +70,14 @@ _MARKER_GAP = f"[*_{re.escape(WHITESPACE)}]{{0,4}}:"
 _MARKER = re.compile(f"answer{_MARKER_GAP}", re.IGNORECASE | re.ASCII)
 _MARKER_TAIL = re.compile(_MARKER_GAP)
 _MARKER_SPAN = len("answer") + 4 + 1
+"""Longest marker: the word, four characters of emphasis or whitespace, the colon."""
 _BEFORE_COLON = frozenset("rR*_" + WHITESPACE)
 """The characters that can precede a marker's colon: the last letter of "answer" or a gap's."""
-"""Longest marker: the word, four characters of emphasis or whitespace, the colon."""
 _FIRST_CHUNK = 512
 _COLON_PROBES = 16
 """How many colons, from the end, :func:`answer_key` examines one by one."""
 _PLAIN_MARKER = "Answer:"
-_PLAIN_WORD_TEXT = "Answer"
+_PLAIN_WORD_TEXT = _PLAIN_MARKER[:-1]
 _PLAIN_WORD = len(_PLAIN_WORD_TEXT)
 _BOXED = "\\boxed{"
 _USUAL_START = (" [", " (")
