@@ -27,6 +27,7 @@ from npgym.answer import (
 )
 from npgym.config import TIER_DIFFICULTY, GeneratorConfig, overrides_or_config, resolve_config
 from npgym.instance import Instance
+from npgym.named_arguments import kernel_values, named_values, parameter_names
 from npgym.results import (
     DEFAULT_REFERENCE_KEY,
     DEFAULT_TIME_LIMIT,
@@ -48,6 +49,11 @@ Category = Literal[
 ]
 """The NP-Bench categories, in report order (``composition`` for the composed family tasks): a
 closed set, checked when a task registers."""
+
+FUSED_ARGUMENTS_KEY = "fused_arguments"
+"""Where an instance's cache keeps its task's fused-kernel arguments (:meth:`Task.check_answer`)."""
+KERNEL_ARGUMENTS_KEY = "kernel_arguments"
+"""Where it keeps its :class:`KernelTask`'s verifier-kernel arguments."""
 
 InstanceT = TypeVar("InstanceT", bound=Instance)
 ConfigT = TypeVar("ConfigT", bound=GeneratorConfig)
@@ -91,6 +97,14 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
     """``(instance, rng) -> Variant``: a variant with the same optima (``npgym.variants``)."""
     inverse: ClassVar[Any] = None
     """An :class:`npgym.inverse.InverseProblem`: its inverse problems (``Invert-<Task>``)."""
+
+    fused_kernel: ClassVar[Callable[..., tuple[int, ...]] | None] = None
+    """``score()``'s fast path (:meth:`check_answer`): a numba function that reads the answer
+    bytes and checks them in one call (``staticmethod``). Its result's first item is the
+    verifier's code, or :data:`npgym.results.NOT_SCANNED` when the scanner did not read the
+    answer (any shape but the task's, every malformed answer: :meth:`score` then parses it with
+    the full parser); the result carries everything :meth:`verdict` needs, so that equal results
+    mean equal verdicts."""
 
     # --- generation --------------------------------------------------------------------------
 
@@ -172,16 +186,23 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         """Feasibility and objective of a solution already in the task's shape."""
 
     def check_answer(self, instance: InstanceT, answer: bytes) -> tuple[int, ...] | None:
-        """The fast path of :meth:`score`: read and check the answer text in one numba call.
+        """The fast path of :meth:`score`: read and check the answer text in one numba call,
+        ``fused_kernel(answer, ...)``, or ``None`` for a task without a fused kernel.
 
-        ``answer`` is the UTF-8 answer text (at most :data:`MAX_ANSWER_CHARS` characters). A task
-        with a fused kernel returns that kernel's raw result, whose first item is the verifier's
-        code, or :data:`npgym.results.NOT_SCANNED` first when the scanner did not read the answer
-        (any shape but the task's, and every malformed answer): :meth:`score` then parses it
-        with the full parser. A result must carry everything :meth:`verdict` needs, so that
-        equal results mean equal verdicts. ``None`` (the default): the task has no fused kernel.
+        ``answer`` is the UTF-8 answer text (at most :data:`MAX_ANSWER_CHARS` characters). The
+        kernel's other parameters are filled by name from the instance's attributes, else the
+        task's (:mod:`npgym.named_arguments`), looked up once per instance: this generic call
+        costs what a hand-written one did.
         """
-        return None
+        fused = self.fused_kernel
+        if fused is None:
+            return None
+        cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
+        arguments = cache.get(FUSED_ARGUMENTS_KEY)
+        if arguments is None:
+            arguments = cache[FUSED_ARGUMENTS_KEY] = kernel_values(fused, 1, 0, instance, self)
+        result: tuple[int, ...] = fused(answer, *arguments)
+        return result
 
     def verdict(self, instance: InstanceT, result: tuple[int, ...]) -> Verdict:
         """The verdict of a raw result of :meth:`check_answer` (tasks with a fused kernel)."""
@@ -313,27 +334,40 @@ KERNEL_OK = 0
 class KernelTask(Task[InstanceT, ConfigT]):
     """A task whose verifier follows npgym's kernel convention, declared as data.
 
-    ``kernel(*kernel_arguments(instance), solution)`` is a numba function that returns
-    ``(code, *details, objective)``, with ``code`` :data:`KERNEL_OK` for a feasible solution;
-    ``twin`` is its pure-Python twin, called the same way on plain lists
-    (:meth:`twin_arguments`, the solution as a list); :meth:`explain` words a failing result.
-    An answer is a flat list of integers named ``answer_name`` in error messages (a task whose
-    answer has several parts overrides ``to_solution`` and :meth:`solution_parts`). From these,
-    ``to_solution``, ``check``, ``verdict`` and ``check_python`` are the same for every such
-    task. The task still writes ``check_answer`` (its fused kernel's call) as one explicit line:
-    it is ``score()``'s hot path, where a generic call would add 0.12 us to a 1.4 us call.
+    ``kernel(..., solution)`` is a numba function that returns ``(code, *details, objective)``,
+    with ``code`` :data:`KERNEL_OK` for a feasible solution; ``twin`` is its pure-Python twin,
+    called the same way on plain lists; ``reason(*details, ...)`` words a failing result. Each
+    of them names its other parameters after the instance's attributes, or the task's
+    (MaxClique's ``adjacent``), which fill them (:mod:`npgym.named_arguments`): the kernel's
+    are those before its last :attr:`solution_part_count`, the reason's those after the
+    details. An answer is a flat list of integers named ``answer_name`` in error messages (a
+    task whose answer has several parts overrides ``to_solution`` and :meth:`solution_parts`).
+    From these, ``to_solution``, ``check``, ``verdict``, ``explain`` and ``check_python`` are
+    the same for every such task.
     """
 
     kernel: ClassVar[Callable[..., tuple[int, ...]]]
     """The numba verifier (wrap it in ``staticmethod``: a numba dispatcher binds like a method)."""
     twin: ClassVar[Callable[..., tuple[int, ...]]]
     """Its pure-Python twin, on lists (``staticmethod`` too)."""
+    reason: ClassVar[Callable[..., str]]
+    """Why the kernel refused a solution, from the result's details (``staticmethod`` too)."""
     answer_name: ClassVar[str]
     """What the answer list is, for format errors ("tour", "colouring")."""
+    solution_part_count: ClassVar[int] = 1
+    """How many solution arguments end the kernel's parameters (:meth:`solution_parts`)."""
 
-    @abstractmethod
     def kernel_arguments(self, instance: InstanceT) -> tuple[Any, ...]:
-        """The kernel's arguments before the solution (arrays and integers of ``instance``)."""
+        """The kernel's arguments before the solution, by name (once per instance)."""
+        return instance.cached(
+            KERNEL_ARGUMENTS_KEY,
+            kernel_values,
+            self.kernel,
+            0,
+            self.solution_part_count,
+            instance,
+            self,
+        )
 
     def twin_arguments(self, instance: InstanceT) -> tuple[Any, ...]:
         """The twin's arguments: the kernel's, each array as a nested list."""
@@ -342,16 +376,20 @@ class KernelTask(Task[InstanceT, ConfigT]):
             for value in self.kernel_arguments(instance)
         )
 
-    @abstractmethod
     def explain(self, instance: InstanceT, result: tuple[int, ...]) -> str:
-        """Why the kernel refused a solution, from its result, in words a person can act on."""
+        """Why the kernel refused a solution, in words a person can act on: :attr:`reason` on
+        the result's details (all but its objective), then its other parameters by name."""
+        details = result[:-1]
+        names = parameter_names(self.reason)[len(details) :]
+        return self.reason(*details, *named_values(names, instance, self))
 
     def to_solution(self, value: Any) -> Any:
         return as_int_array(value, self.answer_name)
 
-    def solution_parts(self, solution: Any) -> tuple[np.ndarray, ...]:
+    def solution_parts(self, solution: Any) -> tuple[Any, ...]:
         """The kernel's solution arguments: the solution array itself, unless the answer has
-        several parts (MinBisection's two sides), each then an argument of its own."""
+        several parts (MinBisection's two sides, SetCover's list or claim), each then an
+        argument of its own."""
         return (solution,)
 
     def check(self, instance: InstanceT, solution: Any) -> Verdict:
@@ -364,6 +402,9 @@ class KernelTask(Task[InstanceT, ConfigT]):
         return Verdict(True, int(result[-1]))
 
     def check_python(self, instance: InstanceT, solution: Any) -> Verdict:
-        parts = [part.tolist() for part in self.solution_parts(solution)]
+        parts = [
+            part.tolist() if isinstance(part, np.ndarray) else part
+            for part in self.solution_parts(solution)
+        ]
         result = self.twin(*self.twin_arguments(instance), *parts)
         return self.verdict(instance, result)

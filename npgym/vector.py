@@ -41,10 +41,8 @@ and handed out read-only until the next load, so a step does not pay for copying
 
 from __future__ import annotations
 
-import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -58,6 +56,7 @@ from npgym.config import TIER_DIFFICULTY
 from npgym.env_options import check_reference_time_limit
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
+from npgym.named_arguments import parameter_names
 from npgym.reward import RewardSpec, resolve_reward
 from npgym.streams import STATE_WORDS, entropy_words, next_seeds, seed_instance_stream, seed_state
 from npgym.structured import (
@@ -226,12 +225,6 @@ class BatchedEpisode(ABC):
     @abstractmethod
     def solution(self, slot: int) -> Any:
         """The solution built in ``slot``, in the task's answer shape."""
-
-
-@cache
-def parameter_names(kernel: Callable[..., None]) -> tuple[str, ...]:
-    """The parameter names of a kernel, read once from the Python function numba compiled."""
-    return tuple(inspect.signature(getattr(kernel, "py_func", kernel)).parameters)
 
 
 @njit

@@ -104,6 +104,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "npgym.answer",
             "npgym.scan",
             "npgym.kernels",
+            "npgym.named_arguments",
             "npgym.results",
             "npgym.instance",
             "npgym.config",

@@ -150,7 +150,9 @@ def test_kernel_agrees_with_python_twin(case: tuple[list[list[int]], int, list[i
         helpers.int64s(ids),
         claims_impossible,
     )
-    assert helpers.ints(kernel) == check_cover_python(subsets, universe, ids, claims_impossible)
+    offsets, elements = instance.offsets.tolist(), instance.elements.tolist()
+    twin = check_cover_python(offsets, elements, universe, ids, claims_impossible)
+    assert helpers.ints(kernel) == twin
 
 
 def test_solvers_agree_with_brute_force_on_tiny_instances() -> None:

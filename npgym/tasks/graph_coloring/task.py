@@ -53,17 +53,10 @@ class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColorin
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
     kernel = staticmethod(check_coloring)
+    fused_kernel = staticmethod(scan_check_coloring)
+    reason = staticmethod(reason)
     twin = staticmethod(check_coloring_python)
     answer_name = "colouring"
-
-    def kernel_arguments(self, instance: GraphColoringInstance) -> tuple[int, np.ndarray]:
-        return (instance.n, instance.edge_array)
-
-    def check_answer(self, instance: GraphColoringInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_coloring(answer, instance.n, instance.edge_array)
-
-    def explain(self, instance: GraphColoringInstance, result: tuple[int, ...]) -> str:
-        return reason(result[0], result[1], result[2], result[3], instance.n)
 
     def random_solution(
         self, instance: GraphColoringInstance, rng: np.random.Generator

@@ -19,12 +19,15 @@ OK, WRONG_LENGTH, CONFLICT = range(3)
 
 
 @njit
-def check_coloring(n: int, edges: np.ndarray, colors: np.ndarray) -> tuple[int, int, int, int, int]:
-    """Check a colouring of a graph with ``n`` vertices and ``(m, 2)`` ``edges`` (numba)."""
+def check_coloring(
+    n: int, edge_array: np.ndarray, colors: np.ndarray
+) -> tuple[int, int, int, int, int]:
+    """Check a colouring of a graph with ``n`` vertices and its ``(m, 2)`` ``edge_array``
+    (numba)."""
     if colors.shape[0] != n:
         return WRONG_LENGTH, colors.shape[0], 0, 0, 0
-    for edge in range(edges.shape[0]):
-        u, v = edges[edge, 0], edges[edge, 1]
+    for edge in range(edge_array.shape[0]):
+        u, v = edge_array[edge, 0], edge_array[edge, 1]
         if colors[u] == colors[v]:
             return CONFLICT, u, v, colors[u], 0
     if n == 0:
@@ -38,12 +41,14 @@ def check_coloring(n: int, edges: np.ndarray, colors: np.ndarray) -> tuple[int, 
 
 
 @njit
-def scan_check_coloring(answer: bytes, n: int, edges: np.ndarray) -> tuple[int, int, int, int, int]:
+def scan_check_coloring(
+    answer: bytes, n: int, edge_array: np.ndarray
+) -> tuple[int, int, int, int, int]:
     """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
     scanned, colors = scan_flat(answer)
     if not scanned:
         return NOT_SCANNED, 0, 0, 0, 0
-    return check_coloring(n, edges, colors)
+    return check_coloring(n, edge_array, colors)
 
 
 def check_coloring_python(

@@ -54,17 +54,10 @@ class HamiltonianCycleTask(KernelTask[HamiltonianCycleInstance, generator.Hamilt
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
     kernel = staticmethod(check_cycle)
+    fused_kernel = staticmethod(scan_check_cycle)
+    reason = staticmethod(reason)
     twin = staticmethod(check_cycle_python)
     answer_name = "cycle"
-
-    def kernel_arguments(self, instance: HamiltonianCycleInstance) -> tuple[np.ndarray]:
-        return (instance.adjacency,)
-
-    def check_answer(self, instance: HamiltonianCycleInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_cycle(answer, instance.adjacency)
-
-    def explain(self, instance: HamiltonianCycleInstance, result: tuple[int, ...]) -> str:
-        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(
         self, instance: HamiltonianCycleInstance, rng: np.random.Generator

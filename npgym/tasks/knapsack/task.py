@@ -44,19 +44,10 @@ class KnapsackTask(KernelTask[KnapsackInstance, generator.KnapsackConfig]):
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
     kernel = staticmethod(check_selection)
+    fused_kernel = staticmethod(scan_check_selection)
+    reason = staticmethod(reason)
     twin = staticmethod(check_selection_python)
     answer_name = "list of items"
-
-    def kernel_arguments(self, instance: KnapsackInstance) -> tuple[np.ndarray, np.ndarray, int]:
-        return (instance.weight_array, instance.value_array, instance.capacity)
-
-    def check_answer(self, instance: KnapsackInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_selection(
-            answer, instance.weight_array, instance.value_array, instance.capacity
-        )
-
-    def explain(self, instance: KnapsackInstance, result: tuple[int, ...]) -> str:
-        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(self, instance: KnapsackInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(len(instance.weights)) < 0.5).tolist()

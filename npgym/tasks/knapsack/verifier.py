@@ -27,16 +27,16 @@ OK, OUT_OF_RANGE, REPEATED, OVERWEIGHT = IDS_OK, ID_OUT_OF_RANGE, ID_REPEATED, 3
 
 @njit
 def check_selection(
-    weights: np.ndarray, values: np.ndarray, capacity: int, ids: np.ndarray
+    weight_array: np.ndarray, value_array: np.ndarray, capacity: int, ids: np.ndarray
 ) -> tuple[int, int, int, int]:
     """Check a list of items against the weights, values and capacity (numba)."""
-    code, value, position = check_ids(ids, weights.shape[0])
+    code, value, position = check_ids(ids, weight_array.shape[0])
     if code != IDS_OK:
         return code, value, position, 0
     weight, total = 0, 0
     for item in ids:
-        weight += weights[item]
-        total += values[item]
+        weight += weight_array[item]
+        total += value_array[item]
     if weight > capacity:
         return OVERWEIGHT, weight, capacity, 0
     return OK, 0, 0, total
@@ -44,13 +44,13 @@ def check_selection(
 
 @njit
 def scan_check_selection(
-    answer: bytes, weights: np.ndarray, values: np.ndarray, capacity: int
+    answer: bytes, weight_array: np.ndarray, value_array: np.ndarray, capacity: int
 ) -> tuple[int, int, int, int]:
     """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
     scanned, ids = scan_flat(answer)
     if not scanned:
         return NOT_SCANNED, 0, 0, 0
-    return check_selection(weights, values, capacity, ids)
+    return check_selection(weight_array, value_array, capacity, ids)
 
 
 def check_selection_python(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from npgym.graphs import GraphInstance, adjacency_lines
 
 
-def render(instance: GraphInstance, title: str, noun: str, rule: str) -> str:
+def render_vertex_set(instance: GraphInstance, title: str, noun: str, rule: str) -> str:
     """Plain-ASCII problem statement ending with the ``Answer:`` instruction.
 
     ``noun`` names the vertex set sought ("clique") and ``rule`` defines it.
@@ -34,4 +34,11 @@ def render(instance: GraphInstance, title: str, noun: str, rule: str) -> str:
             "Think step by step, then finish your response with the final answer on its own "
             "line in the form: Answer: [v1, v2, ...]",
         ]
+    )
+
+
+def render(instance: GraphInstance) -> str:
+    """MaxClique's problem statement."""
+    return render_vertex_set(
+        instance, "Maximum Clique Problem", "clique", "every two vertices are joined by an edge"
     )

@@ -47,26 +47,14 @@ class MaxCliqueTask(KernelTask[MaxCliqueInstance, generator.MaxCliqueConfig]):
     inverse = "npgym.tasks.max_clique.inverse:INVERSE"
 
     build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
     kernel = staticmethod(check_vertex_set)
+    fused_kernel = staticmethod(scan_check_vertex_set)
+    reason = staticmethod(reason)
     twin = staticmethod(check_vertex_set_python)
     answer_name = "vertex list"
-
-    def prompt(self, instance: MaxCliqueInstance) -> str:
-        return prompt.render(
-            instance,
-            "Maximum Clique Problem",
-            "clique",
-            "every two vertices are joined by an edge",
-        )
-
-    def kernel_arguments(self, instance: MaxCliqueInstance) -> tuple[np.ndarray, bool]:
-        return (instance.adjacency, True)
-
-    def check_answer(self, instance: MaxCliqueInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_vertex_set(answer, instance.adjacency, True)
-
-    def explain(self, instance: MaxCliqueInstance, result: tuple[int, ...]) -> str:
-        return reason(result[0], result[1], result[2], instance.n, True)
+    adjacent = True
+    """The rule of the kernel and the reason: listed vertices pairwise adjacent."""
 
     def random_solution(self, instance: MaxCliqueInstance, rng: np.random.Generator) -> list[int]:
         return random_vertex_set(instance.n, rng)

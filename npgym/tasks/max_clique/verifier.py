@@ -27,29 +27,31 @@ OK, OUT_OF_RANGE, REPEATED, BAD_PAIR = IDS_OK, ID_OUT_OF_RANGE, ID_REPEATED, 3
 
 
 @njit
-def check_vertex_set(adj: np.ndarray, adjacent: bool, ids: np.ndarray) -> tuple[int, int, int, int]:
+def check_vertex_set(
+    adjacency: np.ndarray, adjacent: bool, ids: np.ndarray
+) -> tuple[int, int, int, int]:
     """Check that ``ids`` are distinct vertices, pairwise adjacent (``adjacent``) or pairwise
     non-adjacent (numba)."""
-    code, value, _ = check_ids(ids, adj.shape[0])
+    code, value, _ = check_ids(ids, adjacency.shape[0])
     if code != IDS_OK:
         return code, value, 0, 0
     m = ids.shape[0]
     for i in range(m):
         for j in range(i + 1, m):
-            if adj[ids[i], ids[j]] != adjacent:
+            if adjacency[ids[i], ids[j]] != adjacent:
                 return BAD_PAIR, ids[i], ids[j], 0
     return OK, 0, 0, m
 
 
 @njit
 def scan_check_vertex_set(
-    answer: bytes, adj: np.ndarray, adjacent: bool
+    answer: bytes, adjacency: np.ndarray, adjacent: bool
 ) -> tuple[int, int, int, int]:
     """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
     scanned, ids = scan_flat(answer)
     if not scanned:
         return NOT_SCANNED, 0, 0, 0
-    return check_vertex_set(adj, adjacent, ids)
+    return check_vertex_set(adjacency, adjacent, ids)
 
 
 def check_vertex_set_python(

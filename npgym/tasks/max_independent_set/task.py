@@ -10,9 +10,8 @@ import numpy as np
 from npgym.heuristics.cliques import greedy_clique, is_clique
 from npgym.results import Reference
 from npgym.task import KernelTask
-from npgym.tasks.max_clique import prompt
 from npgym.tasks.max_clique.task import clique_reference, random_vertex_set
-from npgym.tasks.max_independent_set import generator
+from npgym.tasks.max_independent_set import generator, prompt
 from npgym.tasks.max_independent_set.instance import MaxIndependentSetInstance
 from npgym.tasks.max_independent_set.verifier import (
     check_vertex_set,
@@ -50,26 +49,14 @@ class MaxIndependentSetTask(
     inverse = "npgym.tasks.max_independent_set.inverse:INVERSE"
 
     build = staticmethod(generator.build)
+    prompt = staticmethod(prompt.render)
     kernel = staticmethod(check_vertex_set)
+    fused_kernel = staticmethod(scan_check_vertex_set)
+    reason = staticmethod(reason)
     twin = staticmethod(check_vertex_set_python)
     answer_name = "vertex list"
-
-    def prompt(self, instance: MaxIndependentSetInstance) -> str:
-        return prompt.render(
-            instance,
-            "Maximum Independent Set Problem",
-            "independent set",
-            "no two vertices are joined by an edge",
-        )
-
-    def kernel_arguments(self, instance: MaxIndependentSetInstance) -> tuple[np.ndarray, bool]:
-        return (instance.adjacency, False)
-
-    def check_answer(self, instance: MaxIndependentSetInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_vertex_set(answer, instance.adjacency, False)
-
-    def explain(self, instance: MaxIndependentSetInstance, result: tuple[int, ...]) -> str:
-        return reason(result[0], result[1], result[2], instance.n)
+    adjacent = False
+    """The rule of the kernel and the reason: listed vertices pairwise non-adjacent."""
 
     def random_solution(
         self, instance: MaxIndependentSetInstance, rng: np.random.Generator

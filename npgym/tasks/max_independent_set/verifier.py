@@ -1,15 +1,14 @@
 """MaxIndependentSet verifier: the MaxClique vertex-set kernel with the rule reversed (no two
 listed vertices adjacent), and its pure-Python twin.
 
-The task calls :func:`~npgym.tasks.max_clique.verifier.check_vertex_set` (and its fused twin
-:func:`~npgym.tasks.max_clique.verifier.scan_check_vertex_set`) itself rather than
-through a numba wrapper defined here: numba's on-disk cache would not notice a change in a
+The task (its ``adjacent`` False) calls :func:`~npgym.tasks.max_clique.verifier.check_vertex_set`
+(and its fused twin :func:`~npgym.tasks.max_clique.verifier.scan_check_vertex_set`) itself rather
+than through a numba wrapper defined here: numba's on-disk cache would not notice a change in a
 kernel that a cached wrapper in another file calls.
 """
 
 from __future__ import annotations
 
-from npgym.tasks.max_clique import verifier
 from npgym.tasks.max_clique.verifier import (
     BAD_PAIR,
     OK,
@@ -17,6 +16,7 @@ from npgym.tasks.max_clique.verifier import (
     REPEATED,
     check_vertex_set,
     check_vertex_set_python,
+    reason,
     scan_check_vertex_set,
 )
 
@@ -30,8 +30,3 @@ __all__ = [
     "reason",
     "scan_check_vertex_set",
 ]
-
-
-def reason(code: int, a: int, b: int, n: int) -> str:
-    """Explain a failed check, e.g. ``vertices 3 and 9 are adjacent``."""
-    return verifier.reason(code, a, b, n, False)

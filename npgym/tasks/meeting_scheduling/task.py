@@ -58,6 +58,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
+    fused_kernel = staticmethod(scan_check_packed)
 
     def to_solution(self, value: Any) -> np.ndarray:
         """A ``(k, 3)`` int64 array of ``[meeting, room, start]`` rows."""
@@ -95,9 +96,6 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
             solution, *instance.arrays, instance.slot, instance.day_start, instance.day_end
         )
         return self.verdict(instance, result)
-
-    def check_answer(self, instance: MeetingSchedulingInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_packed(answer, instance.packed)
 
     def verdict(self, instance: MeetingSchedulingInstance, result: tuple[int, ...]) -> Verdict:
         code, a, b, c, total = result

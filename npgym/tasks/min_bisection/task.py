@@ -52,12 +52,16 @@ class MinBisectionTask(KernelTask[MinBisectionInstance, generator.MinBisectionCo
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
     kernel = staticmethod(check_bisection)
+    fused_kernel = staticmethod(scan_check_bisection)
+    reason = staticmethod(reason)
     twin = staticmethod(check_bisection_python)
+    answer_name = "answer [[part A], [part B]]"
+    solution_part_count = 2
 
     def to_solution(self, value: Any) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(value, IntRows) and len(value) == 2:  # the parser's list of two lists
             return value.row(0), value.row(1)
-        items = as_list(value, "answer [[part A], [part B]]")
+        items = as_list(value, self.answer_name)
         if len(items) != 2:
             raise AnswerFormatError(
                 f"expected two parts [[part A], [part B]], got a list of {len(items)} items"
@@ -68,15 +72,6 @@ class MinBisectionTask(KernelTask[MinBisectionInstance, generator.MinBisectionCo
         self, solution: tuple[np.ndarray, np.ndarray]
     ) -> tuple[np.ndarray, np.ndarray]:
         return solution
-
-    def kernel_arguments(self, instance: MinBisectionInstance) -> tuple[int, np.ndarray]:
-        return (instance.n, instance.edge_array)
-
-    def check_answer(self, instance: MinBisectionInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_bisection(answer, instance.weights)
-
-    def explain(self, instance: MinBisectionInstance, result: tuple[int, ...]) -> str:
-        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(
         self, instance: MinBisectionInstance, rng: np.random.Generator

@@ -55,7 +55,7 @@ def split_problem(n: int, members: np.ndarray, size_a: int) -> tuple[int, int, i
 
 @njit
 def check_bisection(
-    n: int, edges: np.ndarray, part_a: np.ndarray, part_b: np.ndarray
+    n: int, edge_array: np.ndarray, part_a: np.ndarray, part_b: np.ndarray
 ) -> tuple[int, int, int, int]:
     """Check two parts against an ``n``-vertex graph with ``(u, v, w)`` edge rows (numba)."""
     members = np.concatenate((part_a, part_b))
@@ -65,9 +65,9 @@ def check_bisection(
     side = np.zeros(n, np.int64)
     side[part_b] = 1
     cut = 0
-    for row in range(edges.shape[0]):
-        if side[edges[row, 0]] != side[edges[row, 1]]:
-            cut += edges[row, 2]
+    for row in range(edge_array.shape[0]):
+        if side[edge_array[row, 0]] != side[edge_array[row, 1]]:
+            cut += edge_array[row, 2]
     return OK, 0, 0, cut
 
 

@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from npgym.answer import AnswerFormatError, as_int_array
+from npgym.answer import AnswerFormatError
 from npgym.heuristics import set_cover as solvers
 from npgym.results import Objective, Reference, Score, Verdict
-from npgym.task import Task
+from npgym.task import KernelTask
 from npgym.tasks.set_cover import generator, prompt
 from npgym.tasks.set_cover.instance import SetCoverInstance
 from npgym.tasks.set_cover.verifier import (
@@ -26,7 +26,7 @@ IMPOSSIBLE = "Impossible"
 _NO_IDS = np.zeros(0, dtype=np.int64)
 
 
-class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
+class SetCoverTask(KernelTask[SetCoverInstance, generator.SetCoverConfig]):
     """Set Cover: the fewest subsets whose union is the universe, or ``Impossible``.
 
     Answer: ``[s1, s2, ...]``, distinct subset numbers in any order (a repeated subset is
@@ -54,39 +54,31 @@ class SetCoverTask(Task[SetCoverInstance, generator.SetCoverConfig]):
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
+    kernel = staticmethod(check_cover)
+    fused_kernel = staticmethod(scan_check_cover)
+    reason = staticmethod(reason)
+    twin = staticmethod(check_cover_python)
+    answer_name = "list of subsets"
+    solution_part_count = 2
 
     def to_solution(self, value: Any) -> np.ndarray | str:
         if isinstance(value, str):
             if value.lower() == IMPOSSIBLE.lower():
                 return IMPOSSIBLE
             raise AnswerFormatError("expected a list of subset numbers or the word Impossible")
-        return as_int_array(value, "list of subsets")
+        return super().to_solution(value)
 
-    def check(self, instance: SetCoverInstance, solution: np.ndarray | str) -> Verdict:
-        claims_impossible = isinstance(solution, str)
-        ids = _NO_IDS if claims_impossible else solution
-        result = check_cover(
-            instance.offsets, instance.elements, instance.universe_size, ids, claims_impossible
-        )
-        return self.verdict(instance, (*result, claims_impossible))
-
-    def check_answer(self, instance: SetCoverInstance, answer: bytes) -> tuple[int, ...]:
-        offsets, elements = instance.offsets, instance.elements
-        return (*scan_check_cover(answer, offsets, elements, instance.universe_size), False)
+    def solution_parts(self, solution: np.ndarray | str) -> tuple[np.ndarray, bool]:
+        """The kernel's ``ids`` and ``claims_impossible``."""
+        if isinstance(solution, str):
+            return _NO_IDS, True
+        return solution, False
 
     def verdict(self, instance: SetCoverInstance, result: tuple[int, ...]) -> Verdict:
-        """``result`` is the kernel's, then whether the answer claims ``Impossible``."""
-        code, a, _, count, claims_impossible = result
-        if code != OK:
-            return Verdict(False, None, reason(code, a, len(instance.subsets)))
-        return Verdict(True, None if claims_impossible else int(count))
-
-    def check_python(self, instance: SetCoverInstance, solution: np.ndarray | str) -> Verdict:
-        claims_impossible = isinstance(solution, str)
-        ids = [] if isinstance(solution, str) else solution.tolist()
-        subsets = [list(subset) for subset in instance.subsets]
-        result = check_cover_python(subsets, instance.universe_size, ids, claims_impossible)
-        return self.verdict(instance, (*result, claims_impossible))
+        """A correct ``Impossible`` is feasible with no objective."""
+        if result[0] == OK and result[3]:
+            return Verdict(True, None)
+        return super().verdict(instance, result)
 
     def ratio(self, objective: Objective | None, reference_objective: Objective | None) -> float:
         """A correct ``Impossible`` (objective ``None``) is optimal; covers compare as usual."""

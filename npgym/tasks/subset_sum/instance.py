@@ -48,7 +48,7 @@ class SubsetSumInstance(Instance):
         return len(self.numbers)
 
     @derived
-    def array(self) -> np.ndarray:
+    def number_array(self) -> np.ndarray:
         """The numbers as a read-only int64 array (built once per instance)."""
         array = np.array(self.numbers, dtype=np.int64)
         array.setflags(write=False)

@@ -54,7 +54,7 @@ class SubsetSumEpisode(Episode):
             after = self.reachable[i + 1]
             self.reachable[i] = (after | (after << instance.numbers[i])) & keep
         self.static = {
-            "numbers": padded(instance.array, (size,)),
+            "numbers": padded(instance.number_array, (size,)),
             "target": np.array([instance.target], np.int64),
             "number_mask": first_n(instance.n, size),
         }

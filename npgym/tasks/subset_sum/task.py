@@ -45,23 +45,16 @@ class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
     kernel = staticmethod(check_subset)
+    fused_kernel = staticmethod(scan_check_subset)
+    reason = staticmethod(reason)
     twin = staticmethod(check_subset_python)
     answer_name = "list of indices"
-
-    def kernel_arguments(self, instance: SubsetSumInstance) -> tuple[np.ndarray, int]:
-        return (instance.array, instance.target)
-
-    def check_answer(self, instance: SubsetSumInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_subset(answer, instance.array, instance.target)
-
-    def explain(self, instance: SubsetSumInstance, result: tuple[int, ...]) -> str:
-        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(self, instance: SubsetSumInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(len(instance.numbers)) < 0.5).tolist()
 
     def greedy_solution(self, instance: SubsetSumInstance) -> list[int]:
-        return solvers.greedy_subset(instance.array, instance.target).tolist()
+        return solvers.greedy_subset(instance.number_array, instance.target).tolist()
 
     def baseline_solution(self, instance: SubsetSumInstance) -> None:
         """``None``: every answer must hit the target, so no answer takes no thought (the
@@ -70,7 +63,7 @@ class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
 
     def solve(self, instance: SubsetSumInstance, *, exact: bool, time_limit: float) -> Reference:
         if exact:
-            subset = solvers.max_cardinality_subset(instance.array, instance.target)
+            subset = solvers.max_cardinality_subset(instance.number_array, instance.target)
             return Reference(
                 objective=len(subset),
                 solution=subset.tolist(),
@@ -80,8 +73,8 @@ class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
                 bound=len(subset),
                 gap=0.0,
             )
-        subset = solvers.greedy_subset(instance.array, instance.target)
-        bound = solvers.cardinality_bound(instance.array, instance.target)
+        subset = solvers.greedy_subset(instance.number_array, instance.target)
+        bound = solvers.cardinality_bound(instance.number_array, instance.target)
         return Reference.bounded(
             len(subset),
             subset.tolist(),

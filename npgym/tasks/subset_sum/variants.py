@@ -22,7 +22,7 @@ def make_variant(instance: Any, rng: np.random.Generator) -> Variant:
     return Variant(
         rebuild(
             instance,
-            numbers=(instance.array[old_of_new] * factor).tolist(),
+            numbers=(instance.number_array[old_of_new] * factor).tolist(),
             target=instance.target * factor,
         ),
         instance,

@@ -187,7 +187,7 @@ class SubsetSumBatch(BatchedEpisode):
     @classmethod
     def arrays(cls, instance: Instance) -> dict[str, Any]:
         assert isinstance(instance, SubsetSumInstance)
-        numbers = instance.array
+        numbers = instance.number_array
         return {"numbers": numbers, "target": instance.target, "number_count": len(numbers)}
 
     def restart(self, slots: np.ndarray) -> None:

@@ -25,26 +25,30 @@ OK, OUT_OF_RANGE, REPEATED, WRONG_SUM = IDS_OK, ID_OUT_OF_RANGE, ID_REPEATED, 3
 
 
 @njit
-def check_subset(numbers: np.ndarray, target: int, ids: np.ndarray) -> tuple[int, int, int, int]:
+def check_subset(
+    number_array: np.ndarray, target: int, ids: np.ndarray
+) -> tuple[int, int, int, int]:
     """Check a list of indices against the numbers and the target (numba)."""
-    code, value, position = check_ids(ids, numbers.shape[0])
+    code, value, position = check_ids(ids, number_array.shape[0])
     if code != IDS_OK:
         return code, value, position, 0
     total = 0
     for index in ids:
-        total += numbers[index]
+        total += number_array[index]
     if total != target:
         return WRONG_SUM, total, target, 0
     return OK, 0, 0, ids.shape[0]
 
 
 @njit
-def scan_check_subset(answer: bytes, numbers: np.ndarray, target: int) -> tuple[int, int, int, int]:
+def scan_check_subset(
+    answer: bytes, number_array: np.ndarray, target: int
+) -> tuple[int, int, int, int]:
     """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
     scanned, ids = scan_flat(answer)
     if not scanned:
         return NOT_SCANNED, 0, 0, 0
-    return check_subset(numbers, target, ids)
+    return check_subset(number_array, target, ids)
 
 
 def check_subset_python(

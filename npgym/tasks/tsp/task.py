@@ -38,17 +38,10 @@ class TSPTask(KernelTask[TSPInstance, generator.TSPConfig]):
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
     kernel = staticmethod(check_tour)
+    fused_kernel = staticmethod(scan_check_tour)
+    reason = staticmethod(reason)
     twin = staticmethod(check_tour_python)
     answer_name = "tour"
-
-    def kernel_arguments(self, instance: TSPInstance) -> tuple[np.ndarray]:
-        return (instance.matrix,)
-
-    def check_answer(self, instance: TSPInstance, answer: bytes) -> tuple[int, ...]:
-        return scan_check_tour(answer, instance.matrix)
-
-    def explain(self, instance: TSPInstance, result: tuple[int, ...]) -> str:
-        return reason(result[0], result[1], result[2], instance.n)
 
     def random_solution(self, instance: TSPInstance, rng: np.random.Generator) -> list[int]:
         tour = rng.permutation(instance.n).tolist()

@@ -20,9 +20,9 @@ OK, TOO_SHORT, OUT_OF_RANGE, NOT_CLOSED, REPEATED, MISSING = range(6)
 
 
 @njit
-def check_tour(dist: np.ndarray, tour: np.ndarray) -> tuple[int, int, int, int]:
+def check_tour(matrix: np.ndarray, tour: np.ndarray) -> tuple[int, int, int, int]:
     """Check a closed tour against an n x n distance matrix (numba)."""
-    n = dist.shape[0]
+    n = matrix.shape[0]
     m = tour.shape[0]
     if m < 2:
         return TOO_SHORT, m, 0, 0
@@ -43,17 +43,17 @@ def check_tour(dist: np.ndarray, tour: np.ndarray) -> tuple[int, int, int, int]:
             return MISSING, city, 0, 0
     length = 0
     for position in range(m - 1):
-        length += dist[tour[position], tour[position + 1]]
+        length += matrix[tour[position], tour[position + 1]]
     return OK, 0, 0, length
 
 
 @njit
-def scan_check_tour(answer: bytes, dist: np.ndarray) -> tuple[int, int, int, int]:
+def scan_check_tour(answer: bytes, matrix: np.ndarray) -> tuple[int, int, int, int]:
     """Read the answer text and check it in one call (``NOT_SCANNED`` first if not a list)."""
     scanned, tour = scan_flat(answer)
     if not scanned:
         return NOT_SCANNED, 0, 0, 0
-    return check_tour(dist, tour)
+    return check_tour(matrix, tour)
 
 
 def check_tour_python(dist: list[list[int]], tour: list[int]) -> tuple[int, int, int, int]:
