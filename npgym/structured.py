@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -47,6 +47,7 @@ from pydantic import BaseModel
 
 from npgym.config import overrides_or_config
 from npgym.env_options import check_reference_time_limit, given_instance
+from npgym.graphs import GraphInstance
 from npgym.instance import Instance
 from npgym.reward import RewardSpec, resolve_reward
 from npgym.task import Task
@@ -84,14 +85,26 @@ def first_n(count: int, size: int) -> np.ndarray:
     return mask
 
 
+def graph_spaces(n: int) -> dict[str, spaces.Space[Any]]:
+    """A graph's observation at ``n`` vertices: ``adjacency`` (n, n) and ``vertex_mask`` (n,)."""
+    return {"adjacency": flags((n, n)), "vertex_mask": flags((n,))}
+
+
+def graph_arrays(instance: GraphInstance, size: int) -> dict[str, np.ndarray]:
+    """A graph instance's :func:`graph_spaces` arrays, padded to ``size`` vertices."""
+    return {
+        "adjacency": padded(instance.adjacency, (size, size), np.int8),
+        "vertex_mask": first_n(instance.n, size),
+    }
+
+
 class Episode(ABC):
     """One structured episode on one instance: the partial solution and its legal moves.
 
-    A subclass sets :attr:`task_name`, declares its sizes (:meth:`limits_for`), spaces
-    (:meth:`spaces`) and action count (:meth:`action_count`), and implements the moves.
+    A subclass declares its sizes (:meth:`limits_for`), spaces (:meth:`spaces`) and action
+    count (:meth:`action_count`), and implements the moves; the task that declares it (its
+    ``episode`` capability) is the task it plays.
     """
-
-    task_name: ClassVar[str]
 
     def __init__(self, instance: Instance, limits: Mapping[str, int]) -> None:
         self.instance = instance

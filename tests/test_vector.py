@@ -21,7 +21,7 @@ from npgym.capabilities import (
     MalformedCapabilityError,
     check_declarations,
 )
-from npgym.structured import InvalidActionError, StructuredEnv
+from npgym.structured import InvalidActionError, StructuredEnv, episode_type
 from npgym.tasks.tsp import TSPTask
 from npgym.tasks.tsp.vector import TSPBatch
 from npgym.vector import MAX_NUM_ENVS, VectorStructuredEnv, as_tensors, batch_type
@@ -54,7 +54,7 @@ def test_every_task_with_a_structured_episode_is_batched() -> None:
     assert testing.tasks_declaring("episode") == BATCHED
     assert len(BATCHED) == 10
     for task in BATCHED:
-        assert batch_type(task).episode.task_name == task
+        assert batch_type(task).episode is episode_type(task)
 
 
 @pytest.mark.parametrize("task", BATCHED)

@@ -16,21 +16,19 @@ import numpy as np
 from gymnasium import spaces
 
 from npgym.graphs import GraphInstance
-from npgym.structured import Episode, first_n, flags, padded
+from npgym.structured import Episode, flags, graph_arrays, graph_spaces
 
 
 class MaxCutEpisode(Episode):
     """Place the vertices one at a time; every move is legal."""
 
-    task_name = "MaxCut"
     instance: GraphInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
         n = limits["n"]
         return {
-            "adjacency": flags((n, n)),
-            "vertex_mask": flags((n,)),
+            **graph_spaces(n),
             "side": flags((n,)),
             "placed": flags((n,)),
         }
@@ -45,10 +43,7 @@ class MaxCutEpisode(Episode):
         self.next_vertex = 0
         self.side = np.zeros(size, np.int8)
         self.placed = np.zeros(size, np.int8)
-        self.static = {
-            "adjacency": padded(instance.adjacency, (size, size), np.int8),
-            "vertex_mask": first_n(instance.n, size),
-        }
+        self.static = graph_arrays(instance, size)
 
     def observation(self) -> dict[str, np.ndarray]:
         return {**self.static, "side": self.side.copy(), "placed": self.placed.copy()}

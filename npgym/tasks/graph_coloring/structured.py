@@ -15,22 +15,20 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from npgym.structured import Episode, first_n, flags, integers, padded
+from npgym.structured import Episode, graph_arrays, graph_spaces, integers
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 
 
 class GraphColoringEpisode(Episode):
     """Give each vertex in turn a colour its coloured neighbours do not have."""
 
-    task_name = "GraphColoring"
     instance: GraphColoringInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
         n = limits["n"]
         return {
-            "adjacency": flags((n, n)),
-            "vertex_mask": flags((n,)),
+            **graph_spaces(n),
             "colours": integers(-1, n - 1, (n,)),
             "vertex": integers(0, n, (1,)),
         }
@@ -44,10 +42,7 @@ class GraphColoringEpisode(Episode):
         size = limits["n"]
         self.colors = np.full(size, -1, np.int64)
         self.vertex = 0
-        self.static = {
-            "adjacency": padded(instance.adjacency, (size, size), np.int8),
-            "vertex_mask": first_n(instance.n, size),
-        }
+        self.static = graph_arrays(instance, size)
 
     def observation(self) -> dict[str, np.ndarray]:
         return {

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from npgym.structured import Episode, first_n, flags, integers, padded
+from npgym.structured import Episode, flags, graph_arrays, graph_spaces, integers, padded
 from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
 
 
@@ -36,15 +36,13 @@ def two_core(adjacency: np.ndarray) -> np.ndarray:
 class HamiltonianCycleEpisode(Episode):
     """Walk inside the 2-core; close the longest cycle the walk allows."""
 
-    task_name = "HamiltonianCycle"
     instance: HamiltonianCycleInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
         n = limits["n"]
         return {
-            "adjacency": flags((n, n)),
-            "vertex_mask": flags((n,)),
+            **graph_spaces(n),
             "path": integers(-1, n - 1, (n,)),
             "on_path": flags((n,)),
             "current": integers(-1, n - 1, (1,)),
@@ -61,10 +59,7 @@ class HamiltonianCycleEpisode(Episode):
         self.path: list[int] = []
         self.on_path = np.zeros(size, np.bool_)
         self.closed_from: int | None = None
-        self.static = {
-            "adjacency": padded(instance.adjacency, (size, size), np.int8),
-            "vertex_mask": first_n(instance.n, size),
-        }
+        self.static = graph_arrays(instance, size)
 
     def observation(self) -> dict[str, np.ndarray]:
         current = self.path[-1] if self.path else -1

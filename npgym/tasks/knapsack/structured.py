@@ -27,7 +27,6 @@ from npgym.tasks.knapsack.instance import (
 class KnapsackEpisode(Episode):
     """Decide each item in turn; an item that does not fit cannot be taken."""
 
-    task_name = "Knapsack"
     instance: KnapsackInstance
 
     @classmethod

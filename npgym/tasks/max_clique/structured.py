@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from npgym.graphs import GraphInstance
-from npgym.structured import Episode, first_n, flags, padded
+from npgym.structured import Episode, flags, graph_arrays, graph_spaces
 
 
 class VertexSetEpisode(Episode):
@@ -27,7 +27,7 @@ class VertexSetEpisode(Episode):
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
         n = limits["n"]
-        return {"adjacency": flags((n, n)), "vertex_mask": flags((n,)), "selected": flags((n,))}
+        return {**graph_spaces(n), "selected": flags((n,))}
 
     @classmethod
     def action_count(cls, limits: Mapping[str, int]) -> int:
@@ -43,10 +43,7 @@ class VertexSetEpisode(Episode):
         self.selected = np.zeros(size, np.bool_)
         self.candidates = np.zeros(size, np.bool_)
         self.candidates[: instance.n] = True
-        self.static = {
-            "adjacency": padded(instance.adjacency, (size, size), np.int8),
-            "vertex_mask": first_n(instance.n, size),
-        }
+        self.static = graph_arrays(instance, size)
 
     def observation(self) -> dict[str, np.ndarray]:
         return {**self.static, "selected": self.selected.astype(np.int8)}
@@ -80,5 +77,3 @@ class VertexSetEpisode(Episode):
 
 class MaxCliqueEpisode(VertexSetEpisode):
     """A clique: every added vertex adjacent to all selected ones."""
-
-    task_name = "MaxClique"

@@ -12,7 +12,6 @@ from npgym.tasks.max_independent_set.instance import MaxIndependentSetInstance
 class MaxIndependentSetEpisode(VertexSetEpisode):
     """An independent set: every added vertex adjacent to no selected one."""
 
-    task_name = "MaxIndependentSet"
     instance: MaxIndependentSetInstance
 
     def compatible(self) -> np.ndarray:

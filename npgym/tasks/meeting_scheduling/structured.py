@@ -34,7 +34,6 @@ from npgym.tasks.meeting_scheduling.instance import (
 class MeetingSchedulingEpisode(Episode):
     """Place or skip each meeting in turn, never clashing with what is placed."""
 
-    task_name = "MeetingScheduling"
     instance: MeetingSchedulingInstance
 
     @classmethod

@@ -21,7 +21,6 @@ from npgym.tasks.min_bisection.instance import MAX_WEIGHT, MinBisectionInstance
 class MinBisectionEpisode(Episode):
     """Place each vertex in turn, keeping both parts within ceil(n / 2)."""
 
-    task_name = "MinBisection"
     instance: MinBisectionInstance
 
     @classmethod

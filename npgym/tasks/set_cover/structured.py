@@ -25,7 +25,6 @@ from npgym.tasks.set_cover.task import IMPOSSIBLE
 class SetCoverEpisode(Episode):
     """Pick subsets that cover something new until everything is covered."""
 
-    task_name = "SetCover"
     instance: SetCoverInstance
 
     @classmethod

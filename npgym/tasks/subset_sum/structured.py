@@ -22,7 +22,6 @@ from npgym.tasks.subset_sum.instance import MAX_VALUE, SubsetSumInstance
 class SubsetSumEpisode(Episode):
     """Decide each number in turn, never losing the way to the target."""
 
-    task_name = "SubsetSum"
     instance: SubsetSumInstance
 
     @classmethod

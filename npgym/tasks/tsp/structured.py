@@ -24,7 +24,6 @@ COORDINATE_LIMIT = 2**31 - 1
 class TSPEpisode(Episode):
     """Build a tour city by city from city 0."""
 
-    task_name = "TSP"
     instance: TSPInstance
 
     @classmethod
