@@ -20,7 +20,7 @@ from npgym.instance import Instance
 from npgym.registry import get_task
 from npgym.results import Objective, Reference, Score
 from npgym.reward import RewardConfig, failed_score
-from npgym.scoring import ScoreMemo
+from npgym.scoring import ScoringState
 from npgym.task import Task
 
 Tier = Literal["easy", "medium", "hard", "benchmark"]
@@ -109,17 +109,10 @@ class FamilyTask(Task[InstanceT, ConfigT]):
         ``"strict"`` measures a family's gap from 0."""
         return None
 
-    def _score_answer(
-        self,
-        instance: InstanceT,
-        segment: str,
-        weights: RewardConfig,
-        reference: Reference | Objective,
-        reference_objective: Objective | None,
-        memo: ScoreMemo,
-    ) -> Score:
+    def _score_answer(self, instance: InstanceT, segment: str, state: ScoringState) -> Score:
         """A family's steps after extraction (``score`` and ``score_many`` share the base task's
         extraction and last-resort guard): its own parser and :meth:`score_solution`."""
+        weights, reference, reference_objective, _ = state
         step = "tokenise"
         try:
             try:
@@ -131,4 +124,4 @@ class FamilyTask(Task[InstanceT, ConfigT]):
             step = "verify"
             return self.score_solution(instance, solution, reference, weights)
         except Exception as error:  # the last-resort guard: a bug, never a model's fault
-            return self._guard(weights, reference_objective, step, error)
+            return self._guard(state, step, error)
