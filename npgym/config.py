@@ -75,7 +75,8 @@ class GeneratorConfig(BaseModel):
     growth: ClassVar[Mapping[str, float]] = {}
     """Exponent per field for difficulties above the benchmark tier: the field is the benchmark
     value times ``growth_factor(difficulty) ** exponent`` (1: grows with the instance, 0.5: with
-    its square root, -1: shrinks as it grows). Fields not named keep their benchmark value."""
+    its square root, -1: shrinks as it grows). Fields not named keep their benchmark value.
+    :func:`range_growth` writes the entries of ``x_min`` / ``x_max`` ranges."""
 
     grown_values: ClassVar[Mapping[str, Any]] = {}
     """Field values set above the benchmark tier only (a construction switched on there), laid
@@ -118,6 +119,14 @@ class GeneratorConfig(BaseModel):
                 if high is not None and low > high:
                     raise ValueError(f"{name} ({low}) must not exceed {partner} ({high})")
         return self
+
+
+def range_growth(**exponents: float) -> dict[str, float]:
+    """A ``growth`` map in which both ends of each named range grow alike:
+    ``range_growth(n=1.0)`` is ``{"n_min": 1.0, "n_max": 1.0}`` (join other fields with ``|``)."""
+    return {
+        f"{name}_{end}": exponent for name, exponent in exponents.items() for end in ("min", "max")
+    }
 
 
 def resolve_config(

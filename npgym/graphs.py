@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from npgym.heuristics.jit import njit
-from npgym.instance import Instance, Int, derived
+from npgym.instance import Instance, Int, derived, read_only
 
 MAX_VERTICES = 5000
 
@@ -37,14 +37,9 @@ class GraphInstance(Instance):
 
     @model_validator(mode="after")
     def _edges_in_range(self) -> GraphInstance:
-        pairs = validated_rows(self.edges, 2)
-        if pairs is None:
-            return _edges_in_range_python(self)
-        outside = first_outside(pairs, self.n)
-        if outside >= 0:
-            u, v = pairs[outside].tolist()
-            raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{self.n - 1}")
-        self.cached("edge_array", lambda: pairs)
+        pairs = rows_in_range(self.edges, 2, self.n)
+        if pairs is not None:
+            self.cached("edge_array", lambda: pairs)
         return self
 
     @derived
@@ -55,15 +50,18 @@ class GraphInstance(Instance):
             pairs = self.edge_array
             matrix[pairs[:, 0], pairs[:, 1]] = True
             matrix[pairs[:, 1], pairs[:, 0]] = True
-        matrix.setflags(write=False)
-        return matrix
+        return read_only(matrix)
 
     @derived
     def edge_array(self) -> np.ndarray:
         """Edges as a read-only ``(m, 2)`` int64 array."""
-        pairs = np.array(self.edges, dtype=np.int64).reshape(-1, 2)
-        pairs.setflags(write=False)
-        return pairs
+        return read_only(np.array(self.edges, dtype=np.int64).reshape(-1, 2))
+
+    def check_vertex_set(self, vertices: tuple[int, ...], name: str) -> None:
+        """Raise unless ``vertices`` (the field ``name``, a planted set) are distinct vertices of
+        this graph."""
+        if len(set(vertices)) != len(vertices) or not all(0 <= v < self.n for v in vertices):
+            raise ValueError(f"{name} must list distinct vertices in 0..{self.n - 1}")
 
     def neighbours(self) -> list[list[int]]:
         """Sorted neighbour list of every vertex."""
@@ -126,6 +124,21 @@ def canonical_edge_rows(
     rows.setflags(write=False)
     _last_rows.value = (canonical, rows)
     return canonical
+
+
+def rows_in_range(edges: tuple[tuple[int, ...], ...], width: int, n: int) -> np.ndarray | None:
+    """The read-only array of canonical edge rows (``u < v`` first), checked to name only
+    vertices in ``0..n-1``: a ValueError names the first edge outside. None (after the same check
+    on the Python ints) when an integer does not fit in int64."""
+    rows = validated_rows(edges, width)
+    if rows is None:
+        _edges_in_range_python(edges, n)
+        return None
+    outside = first_outside(rows, n)
+    if outside >= 0:
+        u, v = rows[outside, :2].tolist()
+        raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{n - 1}")
+    return rows
 
 
 def validated_rows(edges: tuple[tuple[int, ...], ...], width: int) -> np.ndarray | None:
@@ -192,11 +205,10 @@ def _canonical_edges_python(edges: tuple[tuple[int, int], ...]) -> tuple[tuple[i
     return tuple(ordered)
 
 
-def _edges_in_range_python(instance: GraphInstance) -> GraphInstance:
-    for u, v in instance.edges:
-        if u < 0 or v >= instance.n:
-            raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{instance.n - 1}")
-    return instance
+def _edges_in_range_python(edges: tuple[tuple[int, ...], ...], n: int) -> None:
+    for u, v, *_ in edges:
+        if u < 0 or v >= n:
+            raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{n - 1}")
 
 
 def random_edges(rng: np.random.Generator, n: int, density: float) -> list[tuple[int, int]]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar, ca
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict
 
 if TYPE_CHECKING:
+    import numpy as np
     from typing_extensions import Self
 
 Int = Annotated[int, Strict()]
@@ -50,6 +51,13 @@ class derived(Generic[T]):  # noqa: N801 (a decorator, named like property)
         except KeyError:
             value = cache[self.name] = self.compute(instance)
             return value
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only: a derived array is shared by every reader of the instance
+    (verifiers, solvers, renderers), so none may change it."""
+    array.setflags(write=False)
+    return array
 
 
 META_FIELDS = ("task", "tier", "seed", "difficulty", "config", "source")

@@ -27,22 +27,28 @@ class UniqueSelection:
     optimal_selections: Callable[[Any], list[tuple[int, ...]]]
 
 
-@dataclass(frozen=True)
+def instance_n(instance: Any) -> int:
+    """``instance.n``: what the size of most tasks counts (vertices, items, numbers, cities)."""
+    return int(instance.n)
+
+
+@dataclass(frozen=True, kw_only=True)
 class InverseProblem:
     """A task's inverse problems, as data.
 
-    ``unit`` names what the size counts ("cities") and ``size`` reads it off an instance; an
-    answer states at most ``size_cap`` of them, a size at which ``exact_optimum`` (or else the
-    task's exact solver) settles any answer within a second. ``fields`` and ``optimum`` say in
-    words what the instance fields are and what the optimum is; ``greedy`` describes the greedy
-    heuristic, with its tie rule, that a ``greedy_gap`` answer must defeat (``None``: no such
-    property). ``extra_limits`` is the text of any task-specific caps and ``over_caps`` checks
-    them on an answer's raw JSON fields (the exceeded cap in words, or ``""``).
-    ``exact_optimum`` returns the optimum, or -1 when the instance has no feasible answer.
+    ``unit`` names what the size counts ("cities") and ``size`` reads it off an instance (by
+    default its ``n``); an answer states at most ``size_cap`` of them, a size at which
+    ``exact_optimum`` (or else the task's exact solver) settles any answer within a second.
+    ``fields`` and ``optimum`` say in words what the instance fields are and what the optimum
+    is; ``greedy`` describes the greedy heuristic, with its tie rule, that a ``greedy_gap``
+    answer must defeat (``None``: no such property). ``extra_limits`` is the text of any
+    task-specific caps and ``over_caps`` checks them on an answer's raw JSON fields (the
+    exceeded cap in words, or ``""``). ``exact_optimum`` returns the optimum, or -1 when the
+    instance has no feasible answer.
     """
 
     unit: str
-    size: Callable[[Any], int]
+    size: Callable[[Any], int] = instance_n
     size_cap: int
     fields: str
     optimum: str

@@ -25,9 +25,12 @@ from npgym.instance import Instance
 from npgym.results import Reference, Score, Verdict
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from npgym.graphs import GraphInstance
     from npgym.task import Task
 
 MISTAKE = "#d62728"
@@ -165,6 +168,22 @@ def plain_axes(figure: Figure) -> Axes:
     return axes
 
 
+def graph_axes(figure: Figure, instance: GraphInstance) -> tuple[Axes, np.ndarray]:
+    """The base of a graph picture: plain axes, the vertices on a circle and every edge faint
+    beneath what the answer marks. Returns the axes and the vertex points."""
+    axes = plain_axes(figure)
+    points = circle_layout(instance.n)
+    segments(axes, points, instance.edges, FAINT, 0.8)
+    return axes, points
+
+
+def two_panels(figure: Figure, heights: tuple[float, float], space: float) -> tuple[Axes, Axes]:
+    """Two axes one above the other, their heights in the ratio ``heights``, ``space`` apart
+    (the instance above, a summary of the answer below)."""
+    grid = figure.add_gridspec(2, 1, height_ratios=heights, hspace=space)
+    return figure.add_subplot(grid[0]), figure.add_subplot(grid[1])
+
+
 def segments(
     axes: Axes,
     points: np.ndarray,
@@ -201,6 +220,34 @@ def vertices(
         font = 7 if len(points) <= 30 else 5
         for index, (x, y) in enumerate(points):
             axes.text(x, y, str(index), ha="center", va="center", fontsize=font, zorder=4)
+
+
+def tally_faces(n: int, counts: Mapping[int, int], once: str, rest: str = "white") -> list[str]:
+    """Fill colours of ``n`` vertices by how often an answer names each (``counts``): ``once``
+    for a vertex named once, red for one named again, ``rest`` for one not named."""
+    face = [rest] * n
+    for vertex, count in counts.items():
+        face[vertex] = MISTAKE if count > 1 else once
+    return face
+
+
+def stack_against(axes: Axes, amounts: list[int], limit: int, name: str) -> int:
+    """The chosen ``amounts`` stacked in one bar against ``limit`` (a black line labelled
+    ``name``): what fits blue, what passes it red. Returns the total."""
+    total = 0
+    for amount in amounts:
+        fits = min(amount, max(limit - total, 0))
+        if fits:
+            axes.barh(0, fits, left=total, color=PLAIN, edgecolor="white")
+        if amount > fits:
+            axes.barh(0, amount - fits, left=total + fits, color=MISTAKE, edgecolor="white")
+        total += amount
+    axes.axvline(limit, color="black", linewidth=2)
+    axes.text(limit, 0.45, f" {name}", fontsize=7, va="bottom")
+    axes.set_xlim(0, max(total, limit) * 1.05 + 1)
+    axes.set_yticks([])
+    axes.tick_params(labelsize=7)
+    return total
 
 
 def legend(axes: Axes, entries: list[tuple[str, str, str]]) -> None:

@@ -302,7 +302,6 @@ def test_a_plugin_that_declares_inverse_gets_invert_ids(
 
     inverse = InverseProblem(
         unit="vertices",
-        size=lambda instance: instance.n,
         size_cap=12,
         fields='"n": vertices, "edges": [u, v, w] triples',
         optimum="the largest total weight of edges cut by a split of the vertices",

@@ -11,11 +11,10 @@ from npgym.render import (
     CHOSEN,
     FAINT,
     GOOD,
-    MISTAKE,
-    circle_layout,
+    graph_axes,
     legend,
-    plain_axes,
     segments,
+    tally_faces,
     valid_ids,
     vertices,
 )
@@ -28,18 +27,11 @@ if TYPE_CHECKING:
 
 def draw(figure: Figure, instance: GraphInstance, solution: Any, partial: bool) -> None:
     """The graph and the split (just the graph when ``solution`` is ``None``)."""
-    axes = plain_axes(figure)
-    points = circle_layout(instance.n)
+    axes, points = graph_axes(figure, instance)
     counts = Counter(valid_ids(solution, instance.n)) if solution is not None else Counter()
-    inside = set(counts)
-    cut = [(u, v) for u, v in instance.edges if (u in inside) != (v in inside)]
-    kept = [(u, v) for u, v in instance.edges if (u in inside) == (v in inside)]
-    segments(axes, points, kept, FAINT, 0.8)
+    cut = [(u, v) for u, v in instance.edges if (u in counts) != (v in counts)]
     segments(axes, points, cut, GOOD, 2.0, z=2)
-    face = ["white"] * instance.n
-    for vertex, count in counts.items():
-        face[vertex] = MISTAKE if count > 1 else CHOSEN
-    vertices(axes, points, face)
+    vertices(axes, points, tally_faces(instance.n, counts, CHOSEN))
     legend(
         axes,
         [

@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 from npgym.graphs import random_edges
 
 MAX_GENERATED_VERTICES = 500
@@ -52,12 +52,7 @@ BIPARTITE_REDRAWS = 100
 class GraphColoringConfig(GeneratorConfig):
     """How colouring instances are drawn: vertex count, planted colour count, edge density."""
 
-    growth: ClassVar[Mapping[str, float]] = {
-        "n_min": 1.0,
-        "n_max": 1.0,
-        "colours_min": 0.5,
-        "colours_max": 0.5,
-    }
+    growth: ClassVar[Mapping[str, float]] = range_growth(n=1.0, colours=0.5)
 
     n_min: int = Field(ge=3, le=MAX_GENERATED_VERTICES)
     n_max: int = Field(ge=3, le=MAX_GENERATED_VERTICES)

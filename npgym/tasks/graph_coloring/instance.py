@@ -58,8 +58,7 @@ class GraphColoringInstance(GraphInstance):
         clique = self.planted_clique
         if clique is None:
             return self
-        if len(set(clique)) != len(clique) or not all(0 <= v < self.n for v in clique):
-            raise ValueError(f"planted_clique must list distinct vertices in 0..{self.n - 1}")
+        self.check_vertex_set(clique, "planted_clique")
         missing = first_non_edge(self.adjacency, clique)
         if missing is not None:
             raise ValueError(f"planted_clique holds {missing[0]} and {missing[1]}, not adjacent")

@@ -6,7 +6,6 @@ from npgym.inverse import GRAPH_FIELDS, InverseProblem
 
 INVERSE = InverseProblem(
     unit="vertices",
-    size=lambda instance: instance.n,
     size_cap=20,
     fields=GRAPH_FIELDS,
     optimum="the chromatic number (fewest colours with adjacent vertices different)",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from npgym.render import FAINT, MISTAKE, circle_layout, legend, plain_axes, segments
+from npgym.render import FAINT, MISTAKE, graph_axes, legend, segments
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -21,9 +21,8 @@ def draw(
 ) -> None:
     from matplotlib import colormaps
 
-    axes = plain_axes(figure)
+    axes, points = graph_axes(figure, instance)
     n = instance.n
-    points = circle_layout(n)
     given = [] if colors is None else [int(c) for c in colors[:n]]
     labels = {color: index for index, color in enumerate(dict.fromkeys(given))}
     palette = colormaps["tab20"]
@@ -32,7 +31,6 @@ def draw(
         for u, v in instance.edges
         if u < len(given) and v < len(given) and given[u] == given[v]
     ]
-    segments(axes, points, instance.edges, FAINT, 0.8)
     segments(axes, points, clashes, MISTAKE, 3.0, z=2)
     face: list[Any] = []
     edge: list[str] = []

@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 from npgym.heuristics.hamiltonian_cycle import canonical_cycle
 
 MAX_GENERATED_VERTICES = 500
@@ -64,7 +64,7 @@ class HamiltonianCycleConfig(GeneratorConfig):
 
     latest_revision: ClassVar[int] = 2
     revision_fields: ClassVar[Mapping[int, tuple[str, ...]]] = {2: REVISION_2_FIELDS}
-    growth: ClassVar[Mapping[str, float]] = {"n_min": 1.0, "n_max": 1.0, "density": -1.0}
+    growth: ClassVar[Mapping[str, float]] = range_growth(n=1.0) | {"density": -1.0}
 
     n_min: int = Field(ge=5, le=MAX_GENERATED_VERTICES)
     n_max: int = Field(ge=5, le=MAX_GENERATED_VERTICES)
@@ -178,8 +178,7 @@ def _build_revision_2(rng: np.random.Generator, config: HamiltonianCycleConfig) 
 def _build_revision_1(rng: np.random.Generator, config: HamiltonianCycleConfig) -> dict[str, Any]:
     """Revision 1 (NP-Bench version 1): kept exactly as it was, so its instances rebuild."""
     n = int(rng.integers(config.n_min, config.n_max + 1))
-    pairs = n * (n - 1) // 2
-    noise = min(max((config.density * pairs - n) / max(pairs - n, 1), 0.0), 1.0)
+    noise = _noise_probability(n, config.density)
     if rng.random() < config.hamiltonian_share:
         structure = "hamiltonian"
         allowed, planted, cycle = _hamiltonian(n)
@@ -190,7 +189,7 @@ def _build_revision_1(rng: np.random.Generator, config: HamiltonianCycleConfig) 
         structure = "independent_set"
         allowed, planted, cycle = _independent_set(rng, n)
     first, second = np.triu_indices(n, 1)
-    chosen = planted[first, second] | (allowed[first, second] & (rng.random(pairs) < noise))
+    chosen = planted[first, second] | (allowed[first, second] & (rng.random(first.size) < noise))
     label = rng.permutation(n)
     edges = sorted(
         (min(u, v), max(u, v))

@@ -52,11 +52,8 @@ class HamiltonianCycleInstance(GraphInstance):
 
     @model_validator(mode="after")
     def _separator_is_a_vertex_set(self) -> HamiltonianCycleInstance:
-        separator = self.separator
-        if separator is None:
-            return self
-        if len(set(separator)) != len(separator) or not all(0 <= v < self.n for v in separator):
-            raise ValueError(f"separator must list distinct vertices from 0 to {self.n - 1}")
+        if self.separator is not None:
+            self.check_vertex_set(self.separator, "separator")
         return self
 
     @model_validator(mode="after")

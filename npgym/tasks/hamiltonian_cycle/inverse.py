@@ -7,7 +7,6 @@ from npgym.inverse import GRAPH_FIELDS, InverseProblem
 
 INVERSE = InverseProblem(
     unit="vertices",
-    size=lambda instance: instance.n,
     size_cap=16,
     fields=GRAPH_FIELDS + " (the graph must contain at least one cycle)",
     optimum="the number of vertices on a longest simple cycle",

@@ -15,10 +15,10 @@ from npgym.render import (
     GOOD,
     MISTAKE,
     PLAIN,
-    circle_layout,
+    graph_axes,
     legend,
-    plain_axes,
     segments,
+    tally_faces,
     vertices,
 )
 
@@ -31,9 +31,8 @@ if TYPE_CHECKING:
 def draw(
     figure: Figure, instance: HamiltonianCycleInstance, cycle: np.ndarray | None, partial: bool
 ) -> None:
-    axes = plain_axes(figure)
+    axes, points = graph_axes(figure, instance)
     n = instance.n
-    points = circle_layout(n)
     walk = [] if cycle is None else [int(v) for v in cycle if 0 <= v < n]
     closed = len(walk) >= 2 and walk[0] == walk[-1]
     counts = Counter(walk[:-1] if closed else walk)
@@ -41,15 +40,11 @@ def draw(
     adjacency = instance.adjacency
     good = [(u, v) for u, v in steps if adjacency[u, v]]
     bad = [(u, v) for u, v in steps if not adjacency[u, v]]
-    segments(axes, points, instance.edges, FAINT, 0.8)
     segments(axes, points, good, PLAIN, 2.4, z=2)
     segments(axes, points, bad, MISTAKE, 2.4, "dashed", z=2)
     if len(walk) >= 2 and not closed and not partial:
         segments(axes, points, [(walk[-1], walk[0])], MISTAKE, 1.6, "dashed", z=2)
-    face = ["white"] * n
-    for vertex, count in counts.items():
-        face[vertex] = MISTAKE if count > 1 else GOOD
-    vertices(axes, points, face)
+    vertices(axes, points, tally_faces(n, counts, GOOD))
     entries = [
         ("edge", FAINT, "line"),
         ("cycle step", PLAIN, "line"),

@@ -60,7 +60,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 from npgym.tasks.knapsack.instance import MAX_ITEMS
 
 MAX_GENERATED_WEIGHT = 10**6
@@ -83,12 +83,7 @@ class KnapsackConfig(GeneratorConfig):
     latest_revision: ClassVar[int] = 2
     revision_fields: ClassVar[Mapping[int, tuple[str, ...]]] = {2: REVISION_2_FIELDS}
 
-    growth: ClassVar[Mapping[str, float]] = {
-        "items_min": 1.0,
-        "items_max": 1.0,
-        "planted_min": 1.0,
-        "planted_max": 1.0,
-    }
+    growth: ClassVar[Mapping[str, float]] = range_growth(items=1.0, planted=1.0)
 
     items_min: int = Field(ge=1, le=MAX_ITEMS)
     items_max: int = Field(ge=1, le=MAX_ITEMS)

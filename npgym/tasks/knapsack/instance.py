@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import model_validator
 
-from npgym.instance import Instance, Int, derived
+from npgym.instance import Instance, Int, derived, read_only
 
 MAX_ITEMS = 1000
 MAX_WEIGHT = 10**9
@@ -52,15 +52,9 @@ class KnapsackInstance(Instance):
     @derived
     def weight_array(self) -> np.ndarray:
         """The weights as a read-only int64 array (built once per instance)."""
-        return _read_only(self.weights)
+        return read_only(np.array(self.weights, dtype=np.int64))
 
     @derived
     def value_array(self) -> np.ndarray:
         """The values as a read-only int64 array (built once per instance)."""
-        return _read_only(self.values)
-
-
-def _read_only(numbers: tuple[int, ...]) -> np.ndarray:
-    array = np.array(numbers, dtype=np.int64)
-    array.setflags(write=False)
-    return array
+        return read_only(np.array(self.values, dtype=np.int64))

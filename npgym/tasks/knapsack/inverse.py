@@ -34,7 +34,6 @@ def optimal_selections(instance: Any) -> list[tuple[int, ...]]:
 
 INVERSE = InverseProblem(
     unit="items",
-    size=lambda instance: instance.n,
     size_cap=40,
     fields='"weights": positive integers, "values": non-negative integers (one per item), '
     '"capacity": a non-negative integer',

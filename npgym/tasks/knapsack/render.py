@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from npgym.render import CHOSEN, FAINT, MISTAKE, PLAIN, valid_ids
+from npgym.render import CHOSEN, FAINT, MISTAKE, stack_against, two_panels, valid_ids
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 def draw(
     figure: Figure, instance: KnapsackInstance, items: np.ndarray | None, partial: bool
 ) -> None:
-    grid = figure.add_gridspec(2, 1, height_ratios=(3, 1), hspace=0.45)
-    scatter, bar = figure.add_subplot(grid[0]), figure.add_subplot(grid[1])
+    scatter, bar = two_panels(figure, (3, 1), 0.45)
     weights, values = instance.weight_array, instance.value_array
     ids = [] if items is None else valid_ids(items, instance.n)
     counts = Counter(ids)
@@ -49,17 +48,7 @@ def draw(
     )
     scatter.tick_params(labelsize=7)
     capacity = int(instance.capacity)
-    load = 0
-    for chosen_item in ids:
-        weight = int(weights[chosen_item])
-        fits = min(weight, max(capacity - load, 0))
-        if fits:
-            bar.barh(0, fits, left=load, color=PLAIN, edgecolor="white")
-        if weight > fits:
-            bar.barh(0, weight - fits, left=load + fits, color=MISTAKE, edgecolor="white")
-        load += weight
-    bar.axvline(capacity, color="black", linewidth=2)
-    bar.text(capacity, 0.45, " capacity", fontsize=7, va="bottom")
+    load = stack_against(bar, [int(weights[item]) for item in ids], capacity, "capacity")
     over = load > capacity
     bar.set_title(
         f"total weight {load} / capacity {capacity}"
@@ -67,6 +56,3 @@ def draw(
         fontsize=8,
         color=MISTAKE if over else "black",
     )
-    bar.set_xlim(0, max(load, capacity) * 1.05 + 1)
-    bar.set_yticks([])
-    bar.tick_params(labelsize=7)

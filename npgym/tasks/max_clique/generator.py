@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 from npgym.graphs import random_edges
 
 MAX_GENERATED_VERTICES = 1000
@@ -57,13 +57,7 @@ class MaxCliqueConfig(GeneratorConfig):
 
     latest_revision: ClassVar[int] = 2
     revision_fields: ClassVar[Mapping[int, tuple[str, ...]]] = {2: REVISION_2_FIELDS}
-    growth: ClassVar[Mapping[str, float]] = {
-        "n_min": 1.0,
-        "n_max": 1.0,
-        "clique_min": 0.25,
-        "clique_max": 0.25,
-        "decoy_scale": 0.75,
-    }
+    growth: ClassVar[Mapping[str, float]] = range_growth(n=1.0, clique=0.25) | {"decoy_scale": 0.75}
     """Above the benchmark tier the planted clique grows with the fourth root of the size, so it
     stays about as large as the cliques a random graph of that size holds by chance (growing
     with the square root, it stood out: the greedy found it in 80% of instances at difficulty

@@ -15,10 +15,10 @@ from npgym.render import (
     FAINT,
     GOOD,
     MISTAKE,
-    circle_layout,
+    graph_axes,
     legend,
-    plain_axes,
     segments,
+    tally_faces,
     valid_ids,
     vertices,
 )
@@ -33,24 +33,19 @@ def draw_vertex_set(
     figure: Figure, instance: GraphInstance, chosen: np.ndarray | None, clique: bool
 ) -> None:
     """The graph and the chosen set; ``clique`` says which rule the set must keep."""
-    axes = plain_axes(figure)
-    points = circle_layout(instance.n)
+    axes, points = graph_axes(figure, instance)
     ids = [] if chosen is None else valid_ids(chosen, instance.n)
     counts = Counter(ids)
     picked = sorted(counts)
     adjacency = instance.adjacency
     inner = [(u, v) for u, v in combinations(picked, 2) if adjacency[u, v]]
     broken = [(u, v) for u, v in combinations(picked, 2) if adjacency[u, v] != clique]
-    segments(axes, points, instance.edges, FAINT, 0.8)
     if clique:
         segments(axes, points, inner, GOOD, 2.0, z=2)
         segments(axes, points, broken, MISTAKE, 2.0, "dashed", z=2)
     else:
         segments(axes, points, broken, MISTAKE, 2.4, z=2)
-    face = ["white"] * instance.n
-    for vertex in picked:
-        face[vertex] = MISTAKE if counts[vertex] > 1 else CHOSEN
-    vertices(axes, points, face)
+    vertices(axes, points, tally_faces(instance.n, counts, CHOSEN))
     entries = [("edge", FAINT, "line"), ("chosen", CHOSEN, "dot")]
     if clique:
         entries.append(("edge inside the clique", GOOD, "line"))

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 from npgym.tasks.max_clique.generator import MAX_GENERATED_VERTICES, planted_graph
 
 
@@ -41,12 +41,7 @@ class MaxIndependentSetConfig(GeneratorConfig):
     A set size above the drawn ``n`` is lowered to ``n``.
     """
 
-    growth: ClassVar[Mapping[str, float]] = {
-        "n_min": 1.0,
-        "n_max": 1.0,
-        "set_min": 0.25,
-        "set_max": 0.25,
-    }
+    growth: ClassVar[Mapping[str, float]] = range_growth(n=1.0, set=0.25)
     """Above the benchmark tier the planted set grows with the fourth root of the size, below
     the independent sets the random graph holds by chance, so the minimum-degree greedy is no
     longer led to it."""

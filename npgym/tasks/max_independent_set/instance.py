@@ -10,7 +10,7 @@ from pydantic import Field
 
 from npgym.graphs import GraphInstance
 from npgym.heuristics.cliques import complement
-from npgym.instance import NonNegInt, derived
+from npgym.instance import NonNegInt, derived, read_only
 
 
 class MaxIndependentSetInstance(GraphInstance):
@@ -36,6 +36,4 @@ class MaxIndependentSetInstance(GraphInstance):
     def complement_adjacency(self) -> np.ndarray:
         """Read-only adjacency matrix of the complement graph, whose cliques are this graph's
         independent sets (built once per instance)."""
-        matrix = complement(self.adjacency)
-        matrix.setflags(write=False)
-        return matrix
+        return read_only(complement(self.adjacency))

@@ -6,7 +6,6 @@ from npgym.inverse import GRAPH_FIELDS, InverseProblem
 
 INVERSE = InverseProblem(
     unit="vertices",
-    size=lambda instance: instance.n,
     size_cap=30,
     fields=GRAPH_FIELDS,
     optimum="the size of a largest independent set (no two vertices joined)",

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field, model_validator
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 from npgym.tasks.meeting_scheduling.instance import (
     MAX_ATTENDEES,
     MAX_MEETINGS,
@@ -41,14 +41,7 @@ from npgym.tasks.meeting_scheduling.instance import (
 class MeetingSchedulingConfig(GeneratorConfig):
     """How MeetingScheduling instances are drawn (times in minutes after midnight)."""
 
-    growth: ClassVar[Mapping[str, float]] = {
-        "meetings_min": 1.0,
-        "meetings_max": 1.0,
-        "attendees_min": 1.0,
-        "attendees_max": 1.0,
-        "rooms_min": 1.0,
-        "rooms_max": 1.0,
-    }
+    growth: ClassVar[Mapping[str, float]] = range_growth(meetings=1.0, attendees=1.0, rooms=1.0)
 
     meetings_min: int = Field(ge=1, le=MAX_MEETINGS)
     meetings_max: int = Field(ge=1, le=MAX_MEETINGS)

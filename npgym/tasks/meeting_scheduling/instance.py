@@ -14,7 +14,7 @@ from typing import Annotated, ClassVar, Literal, NamedTuple
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from npgym.instance import Instance, Int, derived
+from npgym.instance import Instance, Int, derived, read_only
 
 MINUTES_PER_DAY = 1440
 MAX_MEETINGS = 200
@@ -140,15 +140,11 @@ class MeetingSchedulingInstance(Instance):
         arrays = self.arrays
         starts = np.cumsum([0, *(array.size for array in arrays)])
         header = np.array([self.slot, self.day_start, self.day_end, *starts.tolist()], np.int64)
-        packed = np.concatenate([header, *arrays])
-        packed.setflags(write=False)
-        return packed
+        return read_only(np.concatenate([header, *arrays]))
 
     def _build_arrays(self) -> ScheduleArrays:
         def frozen(values: list[int]) -> np.ndarray:
-            array = np.array(values, dtype=np.int64)
-            array.setflags(write=False)
-            return array
+            return read_only(np.array(values, dtype=np.int64))
 
         sizes = [len(meeting.attendees) for meeting in self.meetings]
         counts = [len(intervals) for intervals in self.availability]

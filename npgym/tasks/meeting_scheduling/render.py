@@ -10,14 +10,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from npgym.render import MISTAKE, PLAIN
+from npgym.render import MISTAKE, PLAIN, two_panels
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
 
 FREE = "#d9f2d9"
+ROOM_BAR = (0.8, 0.75, 6)
+"""A meeting's bar on a room's row: height, opacity, label size."""
+ATTENDEE_BAR = (0.6, 0.6, 5)
+"""A meeting's bar on an attendee's row: thinner, over their free time."""
 
 
 def problems(
@@ -63,24 +68,11 @@ def draw(
         (m, r, s) for m, r, s in rows if 0 <= m < instance.n_meetings and 0 <= r < instance.n_rooms
     ]
     issues = problems(instance, entries)
-    grid = figure.add_gridspec(
-        2, 1, height_ratios=(instance.n_rooms, instance.n_attendees), hspace=0.35
-    )
-    rooms_axes, people_axes = figure.add_subplot(grid[0]), figure.add_subplot(grid[1])
-    for index, (meeting, room, start) in enumerate(entries):
+    rooms_axes, people_axes = two_panels(figure, (instance.n_rooms, instance.n_attendees), 0.35)
+    for (meeting, room, start), found in zip(entries, issues, strict=True):
         spec = instance.meetings[meeting]
-        bad = bool(issues[index])
-        rooms_axes.broken_barh(
-            [(start, spec.duration)],
-            (room - 0.4, 0.8),
-            facecolors=MISTAKE if bad else PLAIN,
-            edgecolors="black",
-            alpha=0.75,
-        )
-        label = f"m{meeting} ({len(spec.attendees)})"
-        if bad:
-            label += ": " + issues[index][0]
-        rooms_axes.text(start + 2, room, label, fontsize=6, va="center", clip_on=True)
+        label = f"m{meeting} ({len(spec.attendees)})" + (f": {found[0]}" if found else "")
+        _meeting_bar(rooms_axes, room, (start, spec.duration), label, bool(found), ROOM_BAR)
     rooms_axes.set_yticks(range(instance.n_rooms))
     rooms_axes.set_yticklabels(
         [f"room {r} ({c})" for r, c in enumerate(instance.rooms)], fontsize=6
@@ -100,19 +92,12 @@ def draw(
         people_axes.broken_barh(
             [(a, b - a) for a, b in intervals], (attendee - 0.45, 0.9), facecolors=FREE
         )
-    for index, (meeting, _, start) in enumerate(entries):
+    for (meeting, _, start), found in zip(entries, issues, strict=True):
         spec = instance.meetings[meeting]
         for attendee in spec.attendees:
-            clash = any(f"attendee {attendee} " in phrase for phrase in issues[index])
-            people_axes.broken_barh(
-                [(start, spec.duration)],
-                (attendee - 0.3, 0.6),
-                facecolors=MISTAKE if clash else PLAIN,
-                edgecolors="black",
-                alpha=0.6,
-            )
-            people_axes.text(
-                start + 2, attendee, f"m{meeting}", fontsize=5, va="center", clip_on=True
+            clash = any(f"attendee {attendee} " in phrase for phrase in found)
+            _meeting_bar(
+                people_axes, attendee, (start, spec.duration), f"m{meeting}", clash, ATTENDEE_BAR
             )
     people_axes.set_yticks(range(instance.n_attendees))
     people_axes.set_yticklabels([f"attendee {a}" for a in range(instance.n_attendees)], fontsize=6)
@@ -127,3 +112,24 @@ def draw(
         axes.set_xticklabels([f"{t // 60:02d}:{t % 60:02d}" for t in ticks], fontsize=6)
         axes.grid(axis="x", color="#eeeeee")
         axes.set_axisbelow(True)
+
+
+def _meeting_bar(
+    axes: Axes,
+    row: int,
+    span: tuple[int, int],
+    label: str,
+    bad: bool,
+    style: tuple[float, float, int],
+) -> None:
+    """A meeting's ``(start, duration)`` span as a labelled bar on a timeline row, red when it
+    breaks a rule; ``style`` is :data:`ROOM_BAR` or :data:`ATTENDEE_BAR`."""
+    height, alpha, font = style
+    axes.broken_barh(
+        [span],
+        (row - height / 2, height),
+        facecolors=MISTAKE if bad else PLAIN,
+        edgecolors="black",
+        alpha=alpha,
+    )
+    axes.text(span[0] + 2, row, label, fontsize=font, va="center", clip_on=True)

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 
 MAX_GENERATED_VERTICES = 1000
 HEAVY = (5, 10)
@@ -46,9 +46,7 @@ NOISE = (1, 10)
 class MinBisectionConfig(GeneratorConfig):
     """How MinBisection instances are drawn: size, community structure, noise and deception."""
 
-    growth: ClassVar[Mapping[str, float]] = {
-        "n_min": 1.0,
-        "n_max": 1.0,
+    growth: ClassVar[Mapping[str, float]] = range_growth(n=1.0) | {
         "intra_density": -1.0,
         "inter_density": -1.0,
         "noise": -1.0,

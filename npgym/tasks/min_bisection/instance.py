@@ -7,8 +7,8 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from npgym.graphs import canonical_edge_rows, first_outside, validated_rows
-from npgym.instance import Instance, Int, derived
+from npgym.graphs import canonical_edge_rows, rows_in_range
+from npgym.instance import Instance, Int, derived, read_only
 
 MAX_VERTICES = 1000
 MAX_WEIGHT = 10**6
@@ -37,22 +37,15 @@ class MinBisectionInstance(Instance):
 
     @model_validator(mode="after")
     def _edges_in_range(self) -> MinBisectionInstance:
-        rows = validated_rows(self.edges, 3)
-        if rows is None:
-            return _edges_in_range_python(self)
-        outside = first_outside(rows, self.n)
-        if outside >= 0:
-            u, v, _ = rows[outside].tolist()
-            raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{self.n - 1}")
-        self.cached("edge_array", lambda: rows)
+        rows = rows_in_range(self.edges, 3, self.n)
+        if rows is not None:
+            self.cached("edge_array", lambda: rows)
         return self
 
     @derived
     def edge_array(self) -> np.ndarray:
         """Edges as a read-only ``(m, 3)`` int64 array of ``u, v, w`` rows."""
-        rows = np.array(self.edges, dtype=np.int64).reshape(-1, 3)
-        rows.setflags(write=False)
-        return rows
+        return read_only(np.array(self.edges, dtype=np.int64).reshape(-1, 3))
 
     @derived
     def weights(self) -> np.ndarray:
@@ -61,8 +54,7 @@ class MinBisectionInstance(Instance):
         rows = self.edge_array
         matrix[rows[:, 0], rows[:, 1]] = rows[:, 2]
         matrix[rows[:, 1], rows[:, 0]] = rows[:, 2]
-        matrix.setflags(write=False)
-        return matrix
+        return read_only(matrix)
 
     def neighbours(self) -> list[list[tuple[int, int]]]:
         """Sorted ``(neighbour, weight)`` list of every vertex."""
@@ -86,10 +78,3 @@ def _canonical_edges_python(
         if not 1 <= w <= MAX_WEIGHT:
             raise ValueError(f"edge ({u}, {v}) has weight {w}; weights must lie in 1..{MAX_WEIGHT}")
     return tuple(ordered)
-
-
-def _edges_in_range_python(instance: MinBisectionInstance) -> MinBisectionInstance:
-    for u, v, _ in instance.edges:
-        if u < 0 or v >= instance.n:
-            raise ValueError(f"edge ({u}, {v}) has a vertex outside 0..{instance.n - 1}")
-    return instance

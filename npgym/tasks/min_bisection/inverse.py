@@ -7,7 +7,6 @@ from npgym.inverse import InverseProblem, int64
 
 INVERSE = InverseProblem(
     unit="vertices",
-    size=lambda instance: instance.n,
     size_cap=24,
     fields='"n": the number of vertices (at least 2), "edges": a list of [u, v, w] triples, w a '
     "positive integer weight, each pair at most once",

@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 from npgym.tasks.set_cover.instance import MAX_SUBSETS, MAX_UNIVERSE
 
 
@@ -56,12 +56,8 @@ class SetCoverConfig(GeneratorConfig):
     """How SetCover instances are drawn: universe size, number and size of subsets, and the
     share of instances without a cover."""
 
-    growth: ClassVar[Mapping[str, float]] = {
-        "universe_size_min": 1.0,
-        "universe_size_max": 1.0,
-        "subsets_min": 1.0,
-        "subsets_max": 1.0,
-        "subset_size_factor": -0.5,
+    growth: ClassVar[Mapping[str, float]] = range_growth(universe_size=1.0, subsets=1.0) | {
+        "subset_size_factor": -0.5
     }
 
     universe_size_min: int = Field(ge=2, le=MAX_UNIVERSE)

@@ -7,7 +7,7 @@ from typing import Annotated, ClassVar, Literal
 import numpy as np
 from pydantic import Field, Strict, field_validator, model_validator
 
-from npgym.instance import Instance, Int, derived
+from npgym.instance import Instance, Int, derived, read_only
 
 MAX_UNIVERSE = 2000
 MAX_SUBSETS = 2000
@@ -51,19 +51,14 @@ class SetCoverInstance(Instance):
         matrix = np.zeros((len(self.subsets), self.universe_size), dtype=np.bool_)
         for index, subset in enumerate(self.subsets):
             matrix[index, list(subset)] = True
-        matrix.setflags(write=False)
-        return matrix
+        return read_only(matrix)
 
     @derived
     def offsets(self) -> np.ndarray:
         """Subset j's elements are ``elements[offsets[j]:offsets[j + 1]]`` (read-only int64)."""
-        array = np.cumsum([0, *map(len, self.subsets)], dtype=np.int64)
-        array.setflags(write=False)
-        return array
+        return read_only(np.cumsum([0, *map(len, self.subsets)], dtype=np.int64))
 
     @derived
     def elements(self) -> np.ndarray:
         """Every subset's elements, concatenated in subset order (read-only int64)."""
-        array = np.array([e for subset in self.subsets for e in subset], dtype=np.int64)
-        array.setflags(write=False)
-        return array
+        return read_only(np.array([e for subset in self.subsets for e in subset], dtype=np.int64))

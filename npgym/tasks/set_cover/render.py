@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from npgym.render import CHOSEN, GOOD, MISTAKE, valid_ids
+from npgym.render import CHOSEN, GOOD, MISTAKE, two_panels, valid_ids
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,8 +22,7 @@ def draw(
 ) -> None:
     from matplotlib.colors import ListedColormap, to_rgb
 
-    grid = figure.add_gridspec(2, 1, height_ratios=(len(instance.subsets), 2), hspace=0.3)
-    matrix_axes, universe_axes = figure.add_subplot(grid[0]), figure.add_subplot(grid[1])
+    matrix_axes, universe_axes = two_panels(figure, (len(instance.subsets), 2), 0.3)
     membership = instance.membership
     impossible = isinstance(picked, str)
     ids = [] if picked is None or impossible else valid_ids(picked, len(instance.subsets))

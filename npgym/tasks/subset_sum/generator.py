@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field, model_validator
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 
 MAX_GENERATED_NUMBERS = 500
 MAX_GENERATED_VALUE = 2000
@@ -54,11 +54,7 @@ class SubsetSumConfig(GeneratorConfig):
     revision_fields: ClassVar[Mapping[int, tuple[str, ...]]] = {2: REVISION_2_FIELDS}
     optional_revision_fields: ClassVar[frozenset[str]] = frozenset({"decoy_max", "fixer_min"})
 
-    growth: ClassVar[Mapping[str, float]] = {
-        "n_min": 1.0,
-        "n_max": 1.0,
-        "solution_size_min": 0.5,
-        "solution_size_max": 0.5,
+    growth: ClassVar[Mapping[str, float]] = range_growth(n=1.0, solution_size=0.5) | {
         "value_max": 2.0,
         "core_max": 2.0,
         "decoy_max": 2.0,

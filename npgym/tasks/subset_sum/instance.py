@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import model_validator
 
-from npgym.instance import Instance, Int, derived
+from npgym.instance import Instance, Int, derived, read_only
 
 MAX_NUMBERS = 500
 MAX_VALUE = 100_000
@@ -50,6 +50,4 @@ class SubsetSumInstance(Instance):
     @derived
     def number_array(self) -> np.ndarray:
         """The numbers as a read-only int64 array (built once per instance)."""
-        array = np.array(self.numbers, dtype=np.int64)
-        array.setflags(write=False)
-        return array
+        return read_only(np.array(self.numbers, dtype=np.int64))

@@ -7,7 +7,6 @@ from npgym.inverse import InverseProblem, int64
 
 INVERSE = InverseProblem(
     unit="numbers",
-    size=lambda instance: instance.n,
     size_cap=30,
     fields='"numbers": integers in 1..100000, "target": an integer in 1..100000 that some '
     "subset of the numbers sums to",

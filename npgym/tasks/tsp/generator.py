@@ -18,14 +18,14 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from npgym.config import GeneratorConfig
+from npgym.config import GeneratorConfig, range_growth
 from npgym.tasks.tsp.instance import MAX_CITIES, MAX_DISTANCE
 
 
 class TSPConfig(GeneratorConfig):
     """How TSP instances are drawn: number of cities, metric and value ranges."""
 
-    growth: ClassVar[Mapping[str, float]] = {"n_min": 1.0, "n_max": 1.0}
+    growth: ClassVar[Mapping[str, float]] = range_growth(n=1.0)
 
     n_min: int = Field(ge=3, le=MAX_CITIES)
     n_max: int = Field(ge=3, le=MAX_CITIES)

@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import model_validator
 
 from npgym.heuristics.jit import njit
-from npgym.instance import Instance, Int, derived
+from npgym.instance import Instance, Int, derived, read_only
 
 MAX_CITIES = 2000
 MAX_DISTANCE = 10**9
@@ -87,6 +87,4 @@ def _as_array(rows: tuple[tuple[int, ...], ...]) -> np.ndarray:
         flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=len(rows) ** 2)
     except OverflowError as error:
         raise ValueError(f"distances must lie in 0..{MAX_DISTANCE}") from error
-    matrix = flat.reshape(len(rows), len(rows))
-    matrix.setflags(write=False)
-    return matrix
+    return read_only(flat.reshape(len(rows), len(rows)))

@@ -7,7 +7,6 @@ from npgym.inverse import InverseProblem, int64
 
 INVERSE = InverseProblem(
     unit="cities",
-    size=lambda instance: instance.n,
     size_cap=15,
     fields='"distances": an n x n symmetric matrix of non-negative integers, 0 on the diagonal',
     optimum="the length of a shortest closed tour through every city",

@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from npgym.render import FAINT, GOOD, MISTAKE, PLAIN, legend, plain_axes, segments, vertices
+from npgym.render import (
+    FAINT,
+    GOOD,
+    MISTAKE,
+    PLAIN,
+    legend,
+    plain_axes,
+    segments,
+    tally_faces,
+    vertices,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -43,15 +53,11 @@ def draw(figure: Figure, instance: TSPInstance, tour: np.ndarray | None, partial
     open_tour = len(inside) >= 2 and route[0] != route[-1]
     if open_tour and not partial:
         segments(axes, points, [(inside[-1], inside[0])], MISTAKE, 1.6, "dashed", z=2)
-    face = [FAINT if tour is None else "white"] * n
+    face = tally_faces(n, counts, GOOD, FAINT if tour is None else "white")
     edge: list[str] = ["black"] * n
     width = [1.0] * n
     for city in range(n):
-        if counts[city] == 1:
-            face[city] = GOOD
-        elif counts[city] > 1:
-            face[city] = MISTAKE
-        elif tour is not None and not partial:
+        if not counts[city] and tour is not None and not partial:
             edge[city], width[city] = MISTAKE, 3.0
     if inside:
         edge[inside[0]], width[inside[0]] = "black", 2.5
