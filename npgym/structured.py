@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -98,16 +98,20 @@ def graph_arrays(instance: GraphInstance, size: int) -> dict[str, np.ndarray]:
     }
 
 
-class Episode(ABC):
+InstanceT = TypeVar("InstanceT", bound=Instance)
+
+
+class Episode(ABC, Generic[InstanceT]):
     """One structured episode on one instance: the partial solution and its legal moves.
 
-    A subclass declares its sizes (:meth:`limits_for`), spaces (:meth:`spaces`) and action
-    count (:meth:`action_count`), and implements the moves; the task that declares it (its
-    ``episode`` capability) is the task it plays.
+    A subclass names its instance type (``Episode[TSPInstance]``), declares its sizes
+    (:meth:`limits_for`), spaces (:meth:`spaces`) and action count (:meth:`action_count`),
+    and implements the moves; the task that declares it (its ``episode`` capability) is the
+    task it plays.
     """
 
-    def __init__(self, instance: Instance, limits: Mapping[str, int]) -> None:
-        self.instance = instance
+    def __init__(self, instance: InstanceT, limits: Mapping[str, int]) -> None:
+        self.instance: InstanceT = instance
         self.limits = dict(limits)
 
     @classmethod

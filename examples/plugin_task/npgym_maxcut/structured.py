@@ -19,10 +19,8 @@ from npgym.graphs import GraphInstance
 from npgym.structured import Episode, flags, graph_arrays, graph_spaces
 
 
-class MaxCutEpisode(Episode):
+class MaxCutEpisode(Episode[GraphInstance]):
     """Place the vertices one at a time; every move is legal."""
-
-    instance: GraphInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

@@ -19,10 +19,8 @@ from npgym.structured import Episode, graph_arrays, graph_spaces, integers
 from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 
 
-class GraphColoringEpisode(Episode):
+class GraphColoringEpisode(Episode[GraphColoringInstance]):
     """Give each vertex in turn a colour its coloured neighbours do not have."""
-
-    instance: GraphColoringInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

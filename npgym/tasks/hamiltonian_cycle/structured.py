@@ -33,10 +33,8 @@ def two_core(adjacency: np.ndarray) -> np.ndarray:
         alive &= ~weak
 
 
-class HamiltonianCycleEpisode(Episode):
+class HamiltonianCycleEpisode(Episode[HamiltonianCycleInstance]):
     """Walk inside the 2-core; close the longest cycle the walk allows."""
-
-    instance: HamiltonianCycleInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

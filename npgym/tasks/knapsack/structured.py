@@ -24,10 +24,8 @@ from npgym.tasks.knapsack.instance import (
 )
 
 
-class KnapsackEpisode(Episode):
+class KnapsackEpisode(Episode[KnapsackInstance]):
     """Decide each item in turn; an item that does not fit cannot be taken."""
-
-    instance: KnapsackInstance
 
     @classmethod
     def limits_for(cls, config: BaseModel) -> dict[str, int]:

@@ -10,19 +10,20 @@ vertex is selected). The episode also ends when no vertex can be added (a maxima
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from gymnasium import spaces
 
 from npgym.graphs import GraphInstance
 from npgym.structured import Episode, flags, graph_arrays, graph_spaces
+from npgym.tasks.max_clique.instance import MaxCliqueInstance
+
+GraphT = TypeVar("GraphT", bound=GraphInstance)
 
 
-class VertexSetEpisode(Episode):
+class VertexSetEpisode(Episode[GraphT]):
     """Grow a vertex set whose members are pairwise compatible (:meth:`compatible`)."""
-
-    instance: GraphInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
@@ -37,7 +38,7 @@ class VertexSetEpisode(Episode):
         """``[u, v]`` True when u and v may both be in the set."""
         return self.instance.adjacency
 
-    def __init__(self, instance: GraphInstance, limits: Mapping[str, int]) -> None:
+    def __init__(self, instance: GraphT, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]
         self.selected = np.zeros(size, np.bool_)
@@ -75,5 +76,5 @@ class VertexSetEpisode(Episode):
         return int(np.argmax(kept))
 
 
-class MaxCliqueEpisode(VertexSetEpisode):
+class MaxCliqueEpisode(VertexSetEpisode[MaxCliqueInstance]):
     """A clique: every added vertex adjacent to all selected ones."""

@@ -9,10 +9,8 @@ from npgym.tasks.max_clique.structured import VertexSetEpisode
 from npgym.tasks.max_independent_set.instance import MaxIndependentSetInstance
 
 
-class MaxIndependentSetEpisode(VertexSetEpisode):
+class MaxIndependentSetEpisode(VertexSetEpisode[MaxIndependentSetInstance]):
     """An independent set: every added vertex adjacent to no selected one."""
-
-    instance: MaxIndependentSetInstance
 
     def compatible(self) -> np.ndarray:
         return self.instance.complement_adjacency

@@ -31,10 +31,8 @@ from npgym.tasks.meeting_scheduling.instance import (
 )
 
 
-class MeetingSchedulingEpisode(Episode):
+class MeetingSchedulingEpisode(Episode[MeetingSchedulingInstance]):
     """Place or skip each meeting in turn, never clashing with what is placed."""
-
-    instance: MeetingSchedulingInstance
 
     @classmethod
     def limits_for(cls, config: BaseModel) -> dict[str, int]:

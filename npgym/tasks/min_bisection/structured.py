@@ -18,10 +18,8 @@ from npgym.structured import Episode, first_n, flags, integers, padded
 from npgym.tasks.min_bisection.instance import MAX_WEIGHT, MinBisectionInstance
 
 
-class MinBisectionEpisode(Episode):
+class MinBisectionEpisode(Episode[MinBisectionInstance]):
     """Place each vertex in turn, keeping both parts within ceil(n / 2)."""
-
-    instance: MinBisectionInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

@@ -22,10 +22,8 @@ from npgym.tasks.set_cover.instance import SetCoverInstance
 from npgym.tasks.set_cover.task import IMPOSSIBLE
 
 
-class SetCoverEpisode(Episode):
+class SetCoverEpisode(Episode[SetCoverInstance]):
     """Pick subsets that cover something new until everything is covered."""
-
-    instance: SetCoverInstance
 
     @classmethod
     def limits_for(cls, config: BaseModel) -> dict[str, int]:

@@ -19,10 +19,8 @@ from npgym.structured import Episode, first_n, flags, integers, padded
 from npgym.tasks.subset_sum.instance import MAX_VALUE, SubsetSumInstance
 
 
-class SubsetSumEpisode(Episode):
+class SubsetSumEpisode(Episode[SubsetSumInstance]):
     """Decide each number in turn, never losing the way to the target."""
-
-    instance: SubsetSumInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:

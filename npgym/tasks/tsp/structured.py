@@ -21,10 +21,8 @@ from npgym.tasks.tsp.instance import MAX_DISTANCE, TSPInstance
 COORDINATE_LIMIT = 2**31 - 1
 
 
-class TSPEpisode(Episode):
+class TSPEpisode(Episode[TSPInstance]):
     """Build a tour city by city from city 0."""
-
-    instance: TSPInstance
 
     @classmethod
     def spaces(cls, limits: Mapping[str, int]) -> dict[str, spaces.Space[Any]]:
