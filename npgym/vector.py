@@ -54,6 +54,7 @@ from pydantic import BaseModel
 
 from npgym.config import TIER_DIFFICULTY
 from npgym.env_options import check_reference_time_limit
+from npgym.graphs import GraphInstance
 from npgym.heuristics.jit import njit
 from npgym.instance import Instance
 from npgym.named_arguments import parameter_names
@@ -94,10 +95,10 @@ class BatchedEpisode(ABC):
     after the array it takes, an observation buffer or a per-slot array of the subclass
     (:meth:`kernel_arrays`)."""
     step_kernel: ClassVar[Callable[..., None]]
-    """Compiled ``(actions, moving, *arrays, finished)``, the arrays named as the restart
-    kernel's: the move of every ``moving`` slot, whose action is legal (checked before, by
-    :meth:`step`), flagging the slots that finish (:meth:`step` then zeroes their action
-    masks)."""
+    """Compiled ``(slots, actions, *arrays, finished)``, the arrays named as the restart
+    kernel's: the move ``actions[slot]`` of every slot in ``slots`` (those whose action is
+    legal, checked before by :meth:`step`), flagging the slots that finish (:meth:`step` then
+    zeroes their action masks)."""
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         self.batch_size = batch_size
@@ -205,12 +206,11 @@ class BatchedEpisode(ABC):
         mask becomes all zero. The legal ones go to :attr:`step_kernel`; a slot that finishes
         gets an all-zero action mask too."""
         action_mask = self.buffers["action_mask"]
-        moving = np.zeros(self.batch_size, np.bool_)
         illegal = np.zeros(self.batch_size, np.bool_)
-        sort_moves(actions, active, action_mask, moving, illegal)
+        moving = sort_moves(actions, active, action_mask, illegal)
         finished = np.zeros(self.batch_size, np.bool_)
         arguments = self.kernel_arrays(self.step_kernel, 2, 1)
-        self.step_kernel(actions, moving, *arguments, finished)
+        self.step_kernel(moving, actions, *arguments, finished)
         close_masks(finished, action_mask)
         return finished, illegal
 
@@ -227,26 +227,43 @@ class BatchedEpisode(ABC):
         """The solution built in ``slot``, in the task's answer shape."""
 
 
+class GraphBatch(BatchedEpisode):
+    """Episodes on graphs (:class:`~npgym.graphs.GraphInstance`): each slot holds its graph's
+    padded ``adjacency`` (an observation key) and its ``vertex_count``, for the kernels to take
+    by those names."""
+
+    static_keys = ("adjacency", "vertex_mask")
+
+    def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
+        super().__init__(batch_size, limits)
+        self.vertex_count = np.zeros(batch_size, np.int64)
+
+    @classmethod
+    def arrays(cls, instance: Instance) -> dict[str, Any]:
+        assert isinstance(instance, GraphInstance)
+        return {"adjacency": instance.adjacency, "vertex_count": instance.n}
+
+
 @njit
 def sort_moves(
-    actions: np.ndarray,
-    active: np.ndarray,
-    action_mask: np.ndarray,
-    moving: np.ndarray,
-    illegal: np.ndarray,
-) -> None:
-    """Mark each active slot ``moving`` when its action is in range and unmasked, else
-    ``illegal``, with its action mask zeroed."""
+    actions: np.ndarray, active: np.ndarray, action_mask: np.ndarray, illegal: np.ndarray
+) -> np.ndarray:
+    """The active slots whose action is in range and unmasked, in order (the step kernel's
+    ``slots``); every other active slot is marked ``illegal``, with its action mask zeroed."""
     width = action_mask.shape[1]
+    moving = np.empty(actions.shape[0], np.int64)
+    count = 0
     for slot in range(actions.shape[0]):
         if not active[slot]:
             continue
         action = actions[slot]
         if 0 <= action < width and action_mask[slot, action] != 0:
-            moving[slot] = True
+            moving[count] = slot
+            count += 1
         else:
             illegal[slot] = True
             action_mask[slot, :] = 0
+    return moving[:count]
 
 
 @njit
@@ -255,6 +272,22 @@ def close_masks(finished: np.ndarray, action_mask: np.ndarray) -> None:
     for slot in range(finished.shape[0]):
         if finished[slot]:
             action_mask[slot, :] = 0
+
+
+@njit
+def mark_real(mask: np.ndarray, count: int) -> None:
+    """A slot's padding mask (a ``*_mask`` row): 1 on the instance's first ``count`` entries,
+    0 on the padding after them; restart kernels set theirs on each loaded instance."""
+    for index in range(mask.shape[0]):
+        mask[index] = index < count
+
+
+@njit
+def set_symmetric(matrix: np.ndarray, u: int, v: int, value: float) -> None:
+    """Both entries of the pair ``{u, v}`` of a symmetric matrix (an adjacency, distances,
+    weights): how draw kernels set an edge."""
+    matrix[u, v] = value
+    matrix[v, u] = value
 
 
 @njit

@@ -16,16 +16,14 @@ import numpy as np
 from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
-from npgym.instance import Instance
 from npgym.streams import integer, permutation, uniform
 from npgym.tasks.graph_coloring.generator import (
     BIPARTITE_REDRAWS,
     GraphColoringConfig,
     plants_certificate,
 )
-from npgym.tasks.graph_coloring.instance import GraphColoringInstance
 from npgym.tasks.graph_coloring.structured import GraphColoringEpisode
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import GraphBatch, mark_real, seeded_slot, set_symmetric
 
 
 @njit
@@ -38,8 +36,7 @@ def _edges_between_classes(
     for u in range(n):
         for v in range(u + 1, n):
             edge = uniform(state) < density and classes[u] != classes[v]
-            adjacency[u, v] = edge
-            adjacency[v, u] = edge
+            set_symmetric(adjacency, u, v, edge)
 
 
 @njit
@@ -133,9 +130,8 @@ def _restart(
 ) -> None:
     """Nothing coloured yet in ``slots``, vertex 0 to colour (colour 0 its only legal move)."""
     for slot in slots:
-        for index in range(vertex_mask.shape[1]):
-            vertex_mask[slot, index] = index < vertex_count[slot]
-            colours[slot, index] = -1
+        mark_real(vertex_mask[slot], vertex_count[slot])
+        colours[slot, :] = -1
         vertex[slot, 0] = 0
         top[slot] = -1
         _legal_colours(slot, adjacency, colours, 0, -1, action_mask)
@@ -143,8 +139,8 @@ def _restart(
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     vertex_count: np.ndarray,
     adjacency: np.ndarray,
     colours: np.ndarray,
@@ -153,10 +149,8 @@ def _step(
     top: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Colour every moving slot's next vertex; flag finished colourings."""
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    """Colour the next vertex of each slot in ``slots``; flag finished colourings."""
+    for slot in slots:
         colour = actions[slot]
         current = vertex[slot, 0]
         colours[slot, current] = colour
@@ -168,12 +162,10 @@ def _step(
             _legal_colours(slot, adjacency, colours, current + 1, top[slot], action_mask)
 
 
-class GraphColoringBatch(BatchedEpisode):
+class GraphColoringBatch(GraphBatch):
     """B colourings built vertex by vertex from vertex 0."""
 
     episode = GraphColoringEpisode
-
-    static_keys = ("adjacency", "vertex_mask")
 
     restart_kernel = staticmethod(_restart)
     step_kernel = staticmethod(_step)
@@ -181,14 +173,8 @@ class GraphColoringBatch(BatchedEpisode):
 
     def __init__(self, batch_size: int, limits: Mapping[str, int]) -> None:
         super().__init__(batch_size, limits)
-        self.vertex_count = np.zeros(batch_size, np.int64)
         self.top = np.full(batch_size, -1, np.int64)
         """The largest colour used in each slot (-1 before the first)."""
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, GraphColoringInstance)
-        return {"adjacency": instance.adjacency, "vertex_count": instance.n}
 
     @classmethod
     def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:

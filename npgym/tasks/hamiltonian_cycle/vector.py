@@ -20,12 +20,10 @@ import numpy as np
 from pydantic import BaseModel
 
 from npgym.heuristics.jit import njit
-from npgym.instance import Instance
 from npgym.streams import choice_without_replacement, integer, permutation, uniform
 from npgym.tasks.hamiltonian_cycle.generator import HamiltonianCycleConfig
-from npgym.tasks.hamiltonian_cycle.instance import HamiltonianCycleInstance
 from npgym.tasks.hamiltonian_cycle.structured import HamiltonianCycleEpisode
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import GraphBatch, mark_real, seeded_slot, set_symmetric
 
 
 @njit
@@ -54,7 +52,7 @@ def _draw_into(
         planted = np.zeros((n, n), np.bool_)
         if hamiltonian and uniform(state) >= separator_share:
             for vertex in range(n):
-                _join(planted, vertex, (vertex + 1) % n)
+                set_symmetric(planted, vertex, (vertex + 1) % n, True)
         else:
             spare = 0 if hamiltonian else (2 if n >= 8 and uniform(state) < 0.5 else 1)
             _separator(state, n, spare, noise, hub_share, hub_links, probability, planted)
@@ -67,16 +65,8 @@ def _draw_into(
         for u in range(n):
             for v in range(u + 1, n):
                 if chosen[u, v]:
-                    adjacency[slot, label[u], label[v]] = 1
-                    adjacency[slot, label[v], label[u]] = 1
+                    set_symmetric(adjacency[slot], label[u], label[v], 1)
         vertex_count[slot] = n
-
-
-@njit
-def _join(planted: np.ndarray, u: int, v: int) -> None:
-    """Plant the edge ``{u, v}``."""
-    planted[u, v] = True
-    planted[v, u] = True
 
 
 @njit
@@ -116,16 +106,16 @@ def _separator(
             else:
                 probability[u, v] = noise if component[u] == component[v] else 0.0
     for hub in range(hub_count):
-        _join(planted, hub, first[hub])
+        set_symmetric(planted, hub, first[hub], True)
         for vertex in range(first[hub], first[hub + 1] - 1):
-            _join(planted, vertex, vertex + 1)
-        _join(planted, first[hub + 1] - 1, (hub + 1) % hub_count)
+            set_symmetric(planted, vertex, vertex + 1, True)
+        set_symmetric(planted, first[hub + 1] - 1, (hub + 1) % hub_count, True)
     if spare:
         for vertex in range(first[hub_count], n - 1):
-            _join(planted, vertex, vertex + 1)
+            set_symmetric(planted, vertex, vertex + 1, True)
         ends = choice_without_replacement(state, hub_count, 2)
-        _join(planted, ends[0], first[hub_count])
-        _join(planted, ends[1], n - 1)
+        set_symmetric(planted, ends[0], first[hub_count], True)
+        set_symmetric(planted, ends[1], n - 1, True)
 
 
 @njit
@@ -146,11 +136,10 @@ def _restart(
     size = vertex_mask.shape[1]
     for slot in slots:
         _peel(adjacency[slot], vertex_count[slot], core[slot])
-        for vertex in range(size):
-            vertex_mask[slot, vertex] = vertex < vertex_count[slot]
-            path[slot, vertex] = -1
-            on_path[slot, vertex] = 0
-            action_mask[slot, vertex] = core[slot, vertex]
+        mark_real(vertex_mask[slot], vertex_count[slot])
+        path[slot, :] = -1
+        on_path[slot, :] = 0
+        action_mask[slot, :size] = core[slot]
         action_mask[slot, size] = 0
         current[slot, 0] = -1
         steps[slot] = 0
@@ -188,8 +177,8 @@ def _peel(adjacency: np.ndarray, n: int, core: np.ndarray) -> None:
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     vertex_count: np.ndarray,
     core: np.ndarray,
     adjacency: np.ndarray,
@@ -201,12 +190,10 @@ def _step(
     closed_from: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Walk each moving slot to its vertex, or close its cycle from the earliest path position
+    """Walk each slot in ``slots`` to its vertex, or close its cycle from the earliest path position
     adjacent to the current vertex (at least two steps back). Flags finished cycles."""
     size = path.shape[1]
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    for slot in slots:
         action = actions[slot]
         here = current[slot, 0]
         if action < size:
@@ -231,12 +218,10 @@ def _step(
         action_mask[slot, size] = close >= 0
 
 
-class HamiltonianCycleBatch(BatchedEpisode):
+class HamiltonianCycleBatch(GraphBatch):
     """B walks inside the 2-core, each closed into a cycle by its last move."""
 
     episode = HamiltonianCycleEpisode
-
-    static_keys = ("adjacency", "vertex_mask")
 
     restart_kernel = staticmethod(_restart)
     step_kernel = staticmethod(_step)
@@ -246,15 +231,9 @@ class HamiltonianCycleBatch(BatchedEpisode):
         super().__init__(batch_size, limits)
         size = limits["n"]
         self.core = np.zeros((batch_size, size), np.bool_)
-        self.vertex_count = np.zeros(batch_size, np.int64)
         self.steps = np.zeros(batch_size, np.int64)
         self.closed_from = np.full(batch_size, -1, np.int64)
         """The path position the closed cycle starts from, -1 while the walk goes on."""
-
-    @classmethod
-    def arrays(cls, instance: Instance) -> dict[str, Any]:
-        assert isinstance(instance, HamiltonianCycleInstance)
-        return {"adjacency": instance.adjacency, "vertex_count": instance.n}
 
     @classmethod
     def draw_parameters(cls, config: BaseModel) -> tuple[Any, ...] | None:

@@ -23,7 +23,7 @@ from npgym.task import Task
 from npgym.tasks.knapsack.generator import KnapsackConfig, plant
 from npgym.tasks.knapsack.instance import KnapsackInstance
 from npgym.tasks.knapsack.structured import KnapsackEpisode
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import BatchedEpisode, mark_real, seeded_slot
 
 
 @njit
@@ -116,9 +116,8 @@ def _restart(
 ) -> None:
     """Nothing taken yet in ``slots``, the first item to decide."""
     for slot in slots:
-        for index in range(item_mask.shape[1]):
-            item_mask[slot, index] = index < item_count[slot]
-            taken[slot, index] = 0
+        mark_real(item_mask[slot], item_count[slot])
+        taken[slot, :] = 0
         remaining[slot, 0] = capacity[slot, 0]
         item[slot, 0] = 0
         value[slot] = 0
@@ -128,8 +127,8 @@ def _restart(
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     item_count: np.ndarray,
     weights: np.ndarray,
     values: np.ndarray,
@@ -140,10 +139,8 @@ def _step(
     value: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Skip or take every moving slot's next item; flag finished selections."""
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    """Skip or take the next item of each slot in ``slots``; flag finished selections."""
+    for slot in slots:
         action = actions[slot]
         current = item[slot, 0]
         if action == 1:

@@ -22,7 +22,7 @@ from npgym.streams import choice_without_replacement, integer, permutation, unif
 from npgym.task import Task
 from npgym.tasks.max_clique.generator import MaxCliqueConfig, member_link_probability
 from npgym.tasks.max_clique.structured import MaxCliqueEpisode
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import GraphBatch, mark_real, seeded_slot, set_symmetric
 
 _link_probability = njit(member_link_probability)
 """The generator's own formula, compiled: the same operations give the same float."""
@@ -52,8 +52,7 @@ def planted_graph_into(
         for v in range(u + 1, n):
             drawn = uniform(state) < density
             edge = planted_edges if inside[u] and inside[v] else drawn
-            graph[u, v] = edge
-            graph[v, u] = edge
+            set_symmetric(graph, u, v, edge)
     return n
 
 
@@ -86,8 +85,7 @@ def _revision_2_into(
                 continue
             chance = link if member[u] != member[v] else density
             edge = (member[u] and member[v]) or draw < chance
-            graph[u, v] = edge
-            graph[v, u] = edge
+            set_symmetric(graph, u, v, edge)
     if size >= 3:
         decoy = min(math.floor(decoy_scale * (size - 1) + 0.5), n - size)
         for i in range(decoy):
@@ -171,19 +169,17 @@ def _restart(
     """Empty sets in ``slots``: every real vertex a candidate, stopping not yet legal."""
     size = vertex_mask.shape[1]
     for slot in slots:
-        for vertex in range(size):
-            real = vertex < vertex_count[slot]
-            vertex_mask[slot, vertex] = real
-            selected[slot, vertex] = 0
-            action_mask[slot, vertex] = real
+        mark_real(vertex_mask[slot], vertex_count[slot])
+        selected[slot, :] = 0
+        action_mask[slot, :size] = vertex_mask[slot]
         action_mask[slot, size] = 0
         chosen[slot] = 0
 
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     vertex_count: np.ndarray,
     compatible_pairs: np.ndarray,
     selected: np.ndarray,
@@ -191,12 +187,10 @@ def _step(
     chosen: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Add each moving slot's vertex (or stop); the candidates left are the vertices compatible
-    with every selected one. Flags finished sets."""
+    """Add the vertex of each slot in ``slots`` (or stop); the candidates left are the vertices
+    compatible with every selected one. Flags finished sets."""
     size = selected.shape[1]
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    for slot in slots:
         action = actions[slot]
         if action == size:
             finished[slot] = True
@@ -215,10 +209,8 @@ def _step(
             finished[slot] = True
 
 
-class VertexSetBatch(BatchedEpisode):
+class VertexSetBatch(GraphBatch):
     """B vertex sets grown one pairwise-compatible vertex at a time, or stopped."""
-
-    static_keys = ("adjacency", "vertex_mask")
 
     @classmethod
     def compatible(cls, adjacency: np.ndarray) -> np.ndarray:
@@ -232,7 +224,6 @@ class VertexSetBatch(BatchedEpisode):
         super().__init__(batch_size, limits)
         size = limits["n"]
         self.compatible_pairs = np.zeros((batch_size, size, size), np.bool_)
-        self.vertex_count = np.zeros(batch_size, np.int64)
         self.chosen = np.zeros(batch_size, np.int64)
 
     @classmethod

@@ -14,7 +14,7 @@ from npgym.heuristics.jit import njit
 from npgym.streams import integer, permutation, uniform
 from npgym.tasks.max_clique.vector import VertexSetBatch, planted_graph_into, store_pairs
 from npgym.tasks.max_independent_set.structured import MaxIndependentSetEpisode
-from npgym.vector import seeded_slot
+from npgym.vector import seeded_slot, set_symmetric
 
 
 @njit
@@ -54,8 +54,7 @@ def _covered_graph_into(
             planted_ends = np.int64(inside[u]) + np.int64(inside[v])
             chance = density if planted_ends == 1 else unplanted_density
             edge = group[u] == group[v] or (planted_ends < 2 and draw < chance)
-            graph[u, v] = edge
-            graph[v, u] = edge
+            set_symmetric(graph, u, v, edge)
     return n
 
 

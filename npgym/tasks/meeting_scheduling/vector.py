@@ -28,7 +28,7 @@ from npgym.streams import choice_without_replacement, integer, uniform
 from npgym.tasks.meeting_scheduling.generator import MeetingSchedulingConfig
 from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
 from npgym.tasks.meeting_scheduling.structured import MeetingSchedulingEpisode
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import BatchedEpisode, mark_real, seeded_slot
 
 
 @njit
@@ -216,17 +216,13 @@ def _restart(
 ) -> None:
     """Empty schedules in ``slots``, the first meeting to place."""
     for slot in slots:
-        for index in range(meeting_mask.shape[1]):
-            meeting_mask[slot, index] = index < counts[slot, 0]
-            schedule[slot, index, :] = -1
-        for index in range(attendee_mask.shape[1]):
-            attendee_mask[slot, index] = index < counts[slot, 1]
-            attendee_busy[slot, index, :] = 0
-        for index in range(room_mask.shape[1]):
-            room_mask[slot, index] = index < counts[slot, 2]
-            room_busy[slot, index, :] = 0
-        for index in range(slot_mask.shape[1]):
-            slot_mask[slot, index] = index < counts[slot, 3]
+        mark_real(meeting_mask[slot], counts[slot, 0])
+        mark_real(attendee_mask[slot], counts[slot, 1])
+        mark_real(room_mask[slot], counts[slot, 2])
+        mark_real(slot_mask[slot], counts[slot, 3])
+        schedule[slot] = -1
+        attendee_busy[slot] = 0
+        room_busy[slot] = 0
         meeting[slot, 0] = 0
         value[slot] = 0
         _fill_mask(
@@ -299,8 +295,8 @@ def _fill_mask(
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     counts: np.ndarray,
     times: np.ndarray,
     attendance: np.ndarray,
@@ -315,11 +311,9 @@ def _step(
     value: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Skip or place every moving slot's next meeting; flag finished schedules."""
+    """Skip or place the next meeting of each slot in ``slots``; flag finished schedules."""
     width = room_busy.shape[2]
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    for slot in slots:
         action = actions[slot]
         current = meeting[slot, 0]
         if action > 0:

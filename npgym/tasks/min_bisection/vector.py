@@ -28,7 +28,7 @@ from npgym.tasks.min_bisection.generator import (
 )
 from npgym.tasks.min_bisection.instance import MinBisectionInstance
 from npgym.tasks.min_bisection.structured import MinBisectionEpisode
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import BatchedEpisode, mark_real, seeded_slot, set_symmetric
 
 
 @njit
@@ -119,8 +119,7 @@ def _draw_into(
             (inter_density, LIGHT[0], LIGHT[1]),
         )
         for k in range(pairs):
-            matrix[first[k], second[k]] = edges[k]
-            matrix[second[k], first[k]] = edges[k]
+            set_symmetric(matrix, first[k], second[k], edges[k])
         traitors = order[: min(traitor_count, n // 2)]
         for vertex in traitors:
             _rewire(
@@ -149,8 +148,7 @@ def _draw_into(
         for k in range(pairs):
             weight = integer(state, NOISE[0], NOISE[1] + 1)
             if matrix[first[k], second[k]] == 0 and draws[k] < noise:
-                matrix[first[k], second[k]] = weight
-                matrix[second[k], first[k]] = weight
+                set_symmetric(matrix, first[k], second[k], weight)
         weights[slot] = 0
         weights[slot, :n, :n] = matrix
         vertex_count[slot] = n
@@ -169,9 +167,8 @@ def _restart(
 ) -> None:
     """Nothing placed yet in ``slots``, vertex 0 to place (both parts legal: n >= 2)."""
     for slot in slots:
-        for index in range(side.shape[1]):
-            vertex_mask[slot, index] = index < vertex_count[slot]
-            side[slot, index] = -1
+        mark_real(vertex_mask[slot], vertex_count[slot])
+        side[slot, :] = -1
         vertex[slot, 0] = 0
         part_sizes[slot, :] = 0
         cut[slot] = 0
@@ -180,8 +177,8 @@ def _restart(
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     vertex_count: np.ndarray,
     weights: np.ndarray,
     side: np.ndarray,
@@ -191,11 +188,9 @@ def _step(
     cut: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Put every moving slot's next vertex in its chosen part, adding its edges to the other
-    part (the vertices before it) to the cut; flag finished splits."""
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    """Put the next vertex of each slot in ``slots`` in its chosen part, adding its edges to
+    the other part (the vertices before it) to the cut; flag finished splits."""
+    for slot in slots:
         part = actions[slot]
         current = vertex[slot, 0]
         for placed in range(current):

@@ -27,7 +27,7 @@ from npgym.tasks.set_cover.generator import PLANTED_ABOVE_UNIVERSE, SetCoverConf
 from npgym.tasks.set_cover.instance import SetCoverInstance
 from npgym.tasks.set_cover.structured import SetCoverEpisode
 from npgym.tasks.set_cover.task import IMPOSSIBLE
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import BatchedEpisode, mark_real, seeded_slot
 
 
 @njit
@@ -94,23 +94,22 @@ def _restart(
     for slot in slots:
         m = subset_count[slot]
         u = universe_size[slot]
+        mark_real(subset_mask[slot], m)
+        mark_real(element_mask[slot], u)
+        picked[slot, :] = 0
+        covered[slot, :] = 0
         for subset in range(size):
             gain = 0
             for element in range(u):
                 gain += membership[slot, subset, element]
-            subset_mask[slot, subset] = subset < m
-            picked[slot, subset] = 0
             gains[slot, subset] = gain
             action_mask[slot, subset] = gain > 0
         coverable = True
-        for element in range(element_mask.shape[1]):
-            element_mask[slot, element] = element < u
-            covered[slot, element] = 0
-            if element < u:
-                held = False
-                for subset in range(m):
-                    held = held or membership[slot, subset, element] == 1
-                coverable = coverable and held
+        for element in range(u):
+            held = False
+            for subset in range(m):
+                held = held or membership[slot, subset, element] == 1
+            coverable = coverable and held
         action_mask[slot, size] = not coverable
         uncovered[slot] = u
         chosen[slot] = 0
@@ -119,8 +118,8 @@ def _restart(
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     subset_count: np.ndarray,
     universe_size: np.ndarray,
     membership: np.ndarray,
@@ -133,11 +132,10 @@ def _step(
     impossible: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Pick every moving slot's subset (or answer ``Impossible``); flag finished covers."""
+    """Pick the subset of each slot in ``slots`` (or answer ``Impossible``); flag finished
+    covers."""
     size = picked.shape[1]
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    for slot in slots:
         action = actions[slot]
         if action == size:
             impossible[slot] = True

@@ -22,7 +22,7 @@ from npgym.streams import integer, permutation
 from npgym.tasks.subset_sum.generator import EXCLUDED_MIN, SubsetSumConfig
 from npgym.tasks.subset_sum.instance import SubsetSumInstance
 from npgym.tasks.subset_sum.structured import SubsetSumEpisode
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import BatchedEpisode, mark_real, seeded_slot
 
 
 @njit
@@ -128,9 +128,8 @@ def _restart(
                     if bit_shift and source >= 1:
                         bits |= reachable[slot, i + 1, source - 1] >> (np.uint64(64) - bit_shift)
                 reachable[slot, i, word] = bits
-        for item in range(number_mask.shape[1]):
-            number_mask[slot, item] = item < n
-            taken[slot, item] = 0
+        mark_real(number_mask[slot], n)
+        taken[slot, :] = 0
         remaining[slot, 0] = target[slot, 0]
         index[slot, 0] = 0
         _mask(slot, numbers, remaining, index, action_mask, reachable)
@@ -138,8 +137,8 @@ def _restart(
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     number_count: np.ndarray,
     numbers: np.ndarray,
     taken: np.ndarray,
@@ -149,10 +148,8 @@ def _step(
     reachable: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Skip or take every moving slot's next number; flag finished subsets."""
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    """Skip or take the next number of each slot in ``slots``; flag finished subsets."""
+    for slot in slots:
         action = actions[slot]
         current = index[slot, 0]
         if action == 1:

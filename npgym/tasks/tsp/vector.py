@@ -20,7 +20,7 @@ from npgym.task import Task
 from npgym.tasks.tsp.generator import TSPConfig, draw_arrays
 from npgym.tasks.tsp.instance import TSPInstance
 from npgym.tasks.tsp.structured import TSPEpisode
-from npgym.vector import BatchedEpisode, seeded_slot
+from npgym.vector import BatchedEpisode, mark_real, seeded_slot, set_symmetric
 
 
 @njit
@@ -66,8 +66,7 @@ def _draw_into(
                 for j in range(n):
                     draw = integer(state, distance_min, distance_max + 1)
                     if j > i:
-                        distances[slot, i, j] = draw
-                        distances[slot, j, i] = draw
+                        set_symmetric(distances[slot], i, j, draw)
 
 
 @njit
@@ -84,13 +83,11 @@ def _restart(
 ) -> None:
     """Empty tours standing on city 0 in ``slots``."""
     for slot in slots:
-        n = city_count[slot]
-        for city in range(city_mask.shape[1]):
-            real = city < n
-            city_mask[slot, city] = real
-            visited[slot, city] = 0
-            tour[slot, city] = -1
-            action_mask[slot, city] = real and city > 0
+        mark_real(city_mask[slot], city_count[slot])
+        visited[slot, :] = 0
+        tour[slot, :] = -1
+        action_mask[slot, :] = city_mask[slot]
+        action_mask[slot, 0] = 0
         visited[slot, 0] = 1
         tour[slot, 0] = 0
         current[slot, 0] = 0
@@ -100,8 +97,8 @@ def _restart(
 
 @njit
 def _step(
+    slots: np.ndarray,
     actions: np.ndarray,
-    moving: np.ndarray,
     city_count: np.ndarray,
     distances: np.ndarray,
     visited: np.ndarray,
@@ -112,10 +109,8 @@ def _step(
     length: np.ndarray,
     finished: np.ndarray,
 ) -> None:
-    """Move every moving slot to its chosen city; flag finished tours."""
-    for slot in range(actions.shape[0]):
-        if not moving[slot]:
-            continue
+    """Move each slot in ``slots`` to its chosen city; flag finished tours."""
+    for slot in slots:
         city = actions[slot]
         here = current[slot, 0]
         length[slot] += distances[slot, here, city]
