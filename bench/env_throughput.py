@@ -32,6 +32,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -50,52 +51,57 @@ def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.argmax(mask * rng.random(mask.shape), axis=1)
 
 
+def _make_vec(env_id: str, batch: int, vectorization_mode: str, **options: Any) -> Any:
+    """``batch`` structured npgym envs of ``env_id`` in ``reward_mode="objective"``, batched by
+    ``vectorization_mode`` (``"vector_entry_point"``: npgym's vector env, ``"sync"``:
+    gymnasium's sync env of single envs)."""
+    import gymnasium as gym
+
+    import npgym  # noqa: F401 (registers the ids)
+
+    return gym.make_vec(
+        env_id,
+        num_envs=batch,
+        vectorization_mode=vectorization_mode,
+        mode="structured",
+        reward_mode="objective",
+        **options,
+    )
+
+
+def _random_play_seconds(env: Any, warm_up: int, steps: int) -> float:
+    """CPU seconds of ``steps`` random legal steps of a batched env, after a reset (seed 0) and
+    ``warm_up`` untimed steps."""
+    rng = np.random.default_rng(0)
+    observation, _ = env.reset(seed=0)
+    for _ in range(warm_up):
+        observation, *_ = env.step(random_legal(observation["action_mask"], rng))
+    start = time.process_time()
+    for _ in range(steps):
+        observation, *_ = env.step(random_legal(observation["action_mask"], rng))
+    return time.process_time() - start
+
+
 def npgym_vector(copy: bool) -> Measure:
     def measure(batch: int, cities: int, env_steps: int) -> float:
-        import gymnasium as gym
-
-        import npgym  # noqa: F401 (registers the ids)
-
-        env = gym.make_vec(
-            "npgym/TSP-easy",
-            num_envs=batch,
-            vectorization_mode="vector_entry_point",
-            mode="structured",
-            reward_mode="objective",
-            overrides={"n_min": cities, "n_max": cities},
-            copy=copy,
+        overrides = {"n_min": cities, "n_max": cities}
+        env = _make_vec(
+            "npgym/TSP-easy", batch, "vector_entry_point", overrides=overrides, copy=copy
         )
-        return _play_gymnasium(env, batch, cities, env_steps)
+        return _play_tsp(env, batch, cities, env_steps)
 
     return measure
 
 
 def gymnasium_sync(batch: int, cities: int, env_steps: int) -> float:
-    import gymnasium as gym
-
-    import npgym  # noqa: F401
-
-    env = gym.make_vec(
-        "npgym/TSP-easy",
-        num_envs=batch,
-        vectorization_mode="sync",
-        mode="structured",
-        reward_mode="objective",
-        overrides={"n_min": cities, "n_max": cities},
-    )
-    return _play_gymnasium(env, batch, cities, max(env_steps // 10, batch * cities))
+    overrides = {"n_min": cities, "n_max": cities}
+    env = _make_vec("npgym/TSP-easy", batch, "sync", overrides=overrides)
+    return _play_tsp(env, batch, cities, max(env_steps // 10, batch * cities))
 
 
-def _play_gymnasium(env: object, batch: int, cities: int, env_steps: int) -> float:
-    rng = np.random.default_rng(0)
-    observation, _ = env.reset(seed=0)  # type: ignore[attr-defined]
-    for _ in range(cities + 1):  # warm-up episode
-        observation, *_ = env.step(random_legal(observation["action_mask"], rng))  # type: ignore[attr-defined]
+def _play_tsp(env: Any, batch: int, cities: int, env_steps: int) -> float:
     steps = max(env_steps // batch, cities + 1)
-    start = time.process_time()
-    for _ in range(steps):
-        observation, *_ = env.step(random_legal(observation["action_mask"], rng))  # type: ignore[attr-defined]
-    seconds = time.process_time() - start
+    seconds = _random_play_seconds(env, cities + 1, steps)  # a warm-up episode first
     # an episode is cities - 1 moves (the tour starts at city 0) and one autoreset step: only
     # the moves count, as rl4co's and jumanji's resets are not counted as steps either
     return batch * steps * (cities - 1) / cities / seconds
@@ -187,26 +193,9 @@ def task_rate(task: str, mode: str, env_steps: int) -> float:
     """Env-steps per CPU second of ``task``'s medium tier at B = 256, batched (``mode`` is
     ``"vector_entry_point"``) or gymnasium's sync env of single envs (``"sync"``), after 100
     warm-up steps."""
-    import gymnasium as gym
-
-    import npgym  # noqa: F401
-
-    env = gym.make_vec(
-        f"npgym/{task}-medium",
-        num_envs=TARGET_BATCH,
-        vectorization_mode=mode,
-        mode="structured",
-        reward_mode="objective",
-    )
-    rng = np.random.default_rng(0)
-    observation, _ = env.reset(seed=0)
-    for _ in range(100):
-        observation, *_ = env.step(random_legal(observation["action_mask"], rng))
+    env = _make_vec(f"npgym/{task}-medium", TARGET_BATCH, mode)
     steps = max(env_steps // TARGET_BATCH, 1)
-    start = time.process_time()
-    for _ in range(steps):
-        observation, *_ = env.step(random_legal(observation["action_mask"], rng))
-    return TARGET_BATCH * steps / (time.process_time() - start)
+    return TARGET_BATCH * steps / _random_play_seconds(env, 100, steps)
 
 
 def every_task(env_steps: int) -> int:

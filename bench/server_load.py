@@ -20,18 +20,15 @@ import argparse
 import asyncio
 import contextlib
 import itertools
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from npgym.integrations.openenv import NPGymAction, NPGymClient
+from npgym.integrations.openenv import NPGymAction, NPGymClient, local_server
 
 STARTUP_TIMEOUT_S = 180.0
 """Seconds a server may take to answer ``/health`` before the bench gives up."""
@@ -78,39 +75,16 @@ def server_rss(pid: int) -> tuple[float, float]:
     return rss_mb(pid), sum(rss_mb(child) for child in descendants(pid))
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def running_server(env_id: str, workers: int, options: list[str]) -> Iterator[tuple[str, int]]:
     """``npgym serve`` on a free port: (its URL, its pid), until the block ends."""
-    port = free_port()
-    command = [sys.executable, "-m", "npgym", "serve", env_id, "--port", str(port)]
-    command += ["--workers", str(workers), *options]
-    log = Path(tempfile.gettempdir()) / f"npgym-server-load-{port}.log"
-    with log.open("wb") as output:  # a file, not a pipe: a full pipe would block the server
-        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    log = Path(tempfile.mkdtemp(prefix="npgym-server-load-")) / "server.log"
+    options = ["--workers", str(workers), *options]
+    serving = local_server(env_id, options, log=log, startup_timeout_s=STARTUP_TIMEOUT_S)
     try:
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    message = f"npgym serve did not come up: {log.read_text()[-2000:]}"
-                    raise RuntimeError(message) from None
-                time.sleep(0.3)
-        yield url, server.pid
+        with serving as (url, server):
+            yield url, server.pid
     finally:
-        server.terminate()
-        server.wait(timeout=60)
         print(f"server log: {log}", file=sys.stderr)
 
 

@@ -29,15 +29,11 @@ one is missed, so CI fails on it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -386,43 +382,23 @@ def curriculum_episodes(count: int, hostile: Hostile, tally: Tally) -> float:
     return rss_mb() - start_mb
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextlib.contextmanager
-def served(env_id: str, log: Path) -> Iterator[tuple[str, int]]:
-    """``npgym serve env_id`` on a free loopback port: its URL and pid."""
-    port = free_port()
-    command = [sys.executable, "-m", "npgym", "serve", env_id, "--port", str(port)]
-    with open(log, "w") as output:
-        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"npgym serve {env_id} did not start: {log.read_text()[-500:]}")
-            time.sleep(0.2)
-        yield url, server.pid
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
 def server_soak(
     env_id: str, steps: int, hostile: Hostile, tally: Tally, growth: dict[str, float]
 ) -> None:
     """``steps`` hostile steps through an OpenEnv client against ``npgym serve env_id``."""
-    from npgym.integrations.openenv import MAX_ACTION_CHARS, NPGymAction, NPGymClient
+    from npgym.integrations.openenv import (
+        MAX_ACTION_CHARS,
+        NPGymAction,
+        NPGymClient,
+        local_server,
+    )
 
     task = npgym.get_task(env_id.removeprefix("npgym/").rsplit("-", 1)[0])
-    with tempfile.TemporaryDirectory() as folder, served(env_id, Path(folder) / "log") as server:
-        url, pid = server
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        local_server(env_id, log=Path(folder) / "log", startup_timeout_s=120) as (url, server),
+    ):
+        pid = server.pid
         target = Target(env_id, kind_of(env_id), task, [], [], [])
         with NPGymClient(base_url=url, message_timeout_s=60).sync() as client:
             warm_up = max(1, steps // 10)

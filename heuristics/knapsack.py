@@ -62,17 +62,25 @@ def dantzig_bound(weights: np.ndarray, values: np.ndarray, capacity: int) -> int
 
 
 @njit
+def add_item(best: np.ndarray, weight: int, value: int, took: np.ndarray | None) -> None:
+    """One item's pass of the 0/1 knapsack dynamic programme, in place: ``best[c]``, the largest
+    value within capacity ``c``, takes the item wherever that is strictly better, and ``took[c]``
+    is set there (``None``: only the values are kept)."""
+    for room in range(best.shape[0] - 1, weight - 1, -1):
+        candidate = best[room - weight] + value
+        if candidate > best[room]:
+            best[room] = candidate
+            if took is not None:
+                took[room] = True
+
+
+@njit
 def _dp_table(weights: np.ndarray, values: np.ndarray, capacity: int) -> np.ndarray:
     """``take[i, c]``: item i strictly improves the best value within capacity c."""
     best = np.zeros(capacity + 1, np.int64)
     take = np.zeros((weights.shape[0], capacity + 1), np.bool_)
     for item in range(weights.shape[0]):
-        weight, value = weights[item], values[item]
-        for room in range(capacity, weight - 1, -1):
-            candidate = best[room - weight] + value
-            if candidate > best[room]:
-                best[room] = candidate
-                take[item, room] = True
+        add_item(best, weights[item], values[item], take[item])
     return take
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from npgym.heuristics.jit import njit
+from npgym.heuristics.knapsack import add_item
 
 _UNREACHED = np.int64(-1)
 
@@ -103,11 +104,7 @@ def knapsack_optimum(weights: np.ndarray, values: np.ndarray, capacity: int) -> 
     also keeps an ``n x capacity`` table, to recover a selection)."""
     best = np.zeros(capacity + 1, dtype=np.int64)
     for item in range(weights.shape[0]):
-        weight, value = weights[item], values[item]
-        for room in range(capacity, weight - 1, -1):
-            candidate = best[room - weight] + value
-            if candidate > best[room]:
-                best[room] = candidate
+        add_item(best, weights[item], values[item], None)
     return best[capacity]
 
 

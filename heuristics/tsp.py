@@ -106,60 +106,73 @@ def nearest_neighbour(dist: np.ndarray, start: int) -> np.ndarray:
 def two_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int) -> tuple[bool, int]:
     """Apply improving 2-opt moves (segment reversals) in place until none is left or
     ``max_passes`` sweeps are done; return (improved, sweeps used)."""
-    n = tour.shape[0]
-    improved_any = False
-    improved = True
-    passes = 0
-    while improved and passes < max_passes:
-        passes += 1
-        improved = False
-        for i in range(n - 1):
-            a, b = tour[i], tour[i + 1]
-            for j in range(i + 2, n if i > 0 else n - 1):
-                c, e = tour[j], tour[(j + 1) % n]
-                delta = dist[a, c] + dist[b, e] - dist[a, b] - dist[c, e]
-                if delta < 0:
-                    tour[i + 1 : j + 1] = tour[i + 1 : j + 1][::-1].copy()
-                    a, b = tour[i], tour[i + 1]
-                    improved = improved_any = True
-    return improved_any, passes
+    return _repeat(dist, tour, max_passes, move_segments=False)
 
 
 @njit
 def or_opt(dist: np.ndarray, tour: np.ndarray, max_passes: int) -> tuple[bool, int]:
     """Move segments of 1-3 consecutive cities elsewhere (either way round) while it helps, for
     at most ``max_passes`` scans (each up to three sweeps); return (improved, scans used)."""
-    n = tour.shape[0]
+    return _repeat(dist, tour, max_passes, move_segments=True)
+
+
+@njit
+def _repeat(
+    dist: np.ndarray, tour: np.ndarray, max_passes: int, move_segments: bool
+) -> tuple[bool, int]:
+    """Run 2-opt sweeps (Or-opt scans with ``move_segments``) until one finds nothing to improve or
+    ``max_passes`` have run; return (improved, passes run)."""
     improved_any = False
-    improved = True
     passes = 0
-    while improved and passes < max_passes:
+    while passes < max_passes:
         passes += 1
-        improved = False
-        for length in range(1, 4):
-            if length >= n - 2:
-                break
-            for start in range(n):
-                first = tour[start]
-                last = tour[(start + length - 1) % n]
-                before = tour[(start - 1) % n]
-                after = tour[(start + length) % n]
-                removal_gain = dist[before, first] + dist[last, after] - dist[before, after]
-                for offset in range(length, n - 1):
-                    p = tour[(start + offset) % n]
-                    q = tour[(start + offset + 1) % n]
-                    base = dist[p, q] - removal_gain
-                    forward = dist[p, first] + dist[last, q] + base
-                    backward = dist[p, last] + dist[first, q] + base
-                    if forward < 0 or backward < 0:
-                        _move_segment(tour, start, length, offset, backward < forward)
-                        improved = improved_any = True
-                        break
-                if improved:
-                    break
-            if improved:
-                break
+        if not (_or_opt_scan(dist, tour) if move_segments else _two_opt_sweep(dist, tour)):
+            break
+        improved_any = True
     return improved_any, passes
+
+
+@njit
+def _two_opt_sweep(dist: np.ndarray, tour: np.ndarray) -> bool:
+    """One sweep of improving segment reversals, in place; whether it made any."""
+    n = tour.shape[0]
+    improved = False
+    for i in range(n - 1):
+        a, b = tour[i], tour[i + 1]
+        for j in range(i + 2, n if i > 0 else n - 1):
+            c, e = tour[j], tour[(j + 1) % n]
+            delta = dist[a, c] + dist[b, e] - dist[a, b] - dist[c, e]
+            if delta < 0:
+                tour[i + 1 : j + 1] = tour[i + 1 : j + 1][::-1].copy()
+                a, b = tour[i], tour[i + 1]
+                improved = True
+    return improved
+
+
+@njit
+def _or_opt_scan(dist: np.ndarray, tour: np.ndarray) -> bool:
+    """Make the first improving segment move found (shortest segments first), in place; whether
+    there was one."""
+    n = tour.shape[0]
+    for length in range(1, 4):
+        if length >= n - 2:
+            break
+        for start in range(n):
+            first = tour[start]
+            last = tour[(start + length - 1) % n]
+            before = tour[(start - 1) % n]
+            after = tour[(start + length) % n]
+            removal_gain = dist[before, first] + dist[last, after] - dist[before, after]
+            for offset in range(length, n - 1):
+                p = tour[(start + offset) % n]
+                q = tour[(start + offset + 1) % n]
+                base = dist[p, q] - removal_gain
+                forward = dist[p, first] + dist[last, q] + base
+                backward = dist[p, last] + dist[first, q] + base
+                if forward < 0 or backward < 0:
+                    _move_segment(tour, start, length, offset, backward < forward)
+                    return True
+    return False
 
 
 @njit

@@ -16,13 +16,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -37,32 +31,6 @@ def parse_args() -> argparse.Namespace:
         "--smoke", action="store_true", help="local server, tiny local model, one step, CPU"
     )
     return parser.parse_args()
-
-
-@contextmanager
-def local_server(env_id: str, port: int) -> Iterator[str]:
-    """``npgym serve`` in a subprocess (the smoke mode's stand-in for remote servers)."""
-    command = [sys.executable, "-m", "npgym", "serve", env_id, "--port", str(port)]
-    with tempfile.TemporaryFile() as log:
-        server = subprocess.Popen(
-            [*command, "--max-attempts", "2", "--heuristic-reference"], stdout=log, stderr=log
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 180
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/health", timeout=2):
-                        break
-                except OSError:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        log.seek(0)
-                        raise RuntimeError(f"npgym serve failed: {log.read()[-2000:]!r}") from None
-                    time.sleep(0.5)
-            yield url
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
 
 def train(args: argparse.Namespace, urls: list[str]) -> None:
@@ -112,13 +80,13 @@ def main() -> None:
     if not args.smoke:
         train(args, args.servers.split(","))
         return
-    import socket
+    from npgym.integrations.openenv import local_server
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with local_server("npgym/Knapsack-easy", port) as url:
-        train(args, [url])
+    options = ["--max-attempts", "2", "--heuristic-reference"]
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "server.log"
+        with local_server("npgym/Knapsack-easy", options, log=log) as (url, _):
+            train(args, [url])
 
 
 if __name__ == "__main__":

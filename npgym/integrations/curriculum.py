@@ -45,10 +45,10 @@ import fcntl
 import json
 import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError, CurriculumItem
 from npgym.datasets import ReferenceMode
@@ -58,6 +58,9 @@ from npgym.registry import get_task
 from npgym.results import Reference, Score
 from npgym.reward import DEFAULT_REWARD, RewardConfig
 
+if TYPE_CHECKING:
+    from npgym.integrations.trl import RewardFunction
+
 KEY_FIELD = "curriculum_key"
 """The column (TRL) or ``extra_info`` field (verl) naming a row's curriculum item."""
 JOURNAL_FIELD = "curriculum_journal"
@@ -66,8 +69,6 @@ JOURNAL_FIELD = "curriculum_journal"
 UNKNOWN_REPORT_WARNING_EVERY = 1000
 """A replica warns about its first report for a key the journal never issued, then once per this
 many more (all of them are counted in :attr:`CurriculumJournal.unknown_reports`)."""
-
-RewardFunction = Callable[..., list[float]]
 
 
 class JournalWarning(RuntimeWarning):
@@ -167,27 +168,19 @@ def curriculum_reward(
 
     It logs each task's frontier difficulty as ``npgym/curriculum/<task>/difficulty``.
     """
-    from npgym.integrations.trl import score_completions
+    from npgym.integrations.trl import LogMetric, batch_reward
 
-    def npgym_reward(
-        prompts: Sequence[Any],
-        completions: Sequence[Any],
-        task: Sequence[str],
-        instance: Sequence[str],
-        curriculum_key: Sequence[str],
-        reference: Sequence[str | None] | None = None,
-        log_metric: Callable[[str, float], None] | None = None,
-        **_: Any,
+    def rewards(
+        scores: list[Score], columns: Mapping[str, Any], log_metric: LogMetric | None
     ) -> list[float]:
-        scores = score_completions(completions, task, instance, reference, weights)
-        for key, score in zip(curriculum_key, scores, strict=True):
+        for key, score in zip(columns[KEY_FIELD], scores, strict=True):
             curriculum.report(key, score)
         if log_metric is not None:
             for name in curriculum.tasks:
                 log_metric(f"npgym/curriculum/{name}/difficulty", curriculum.difficulty(name))
         return [score.reward for score in scores]
 
-    return npgym_reward
+    return batch_reward("npgym_reward", weights, rewards)
 
 
 # --- a curriculum shared by the processes of one machine ----------------------------------------

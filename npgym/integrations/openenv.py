@@ -17,7 +17,8 @@ OpenEnv ``EnvClient`` for it:
 An action is the model's whole completion as text, at most :data:`MAX_ACTION_CHARS` characters.
 A non-text action, or a longer one, gets an OpenEnv error response naming the problem; the
 session and every other session keep going. Running many servers behind one trainer is
-described in the README ("OpenEnv server").
+described in the README ("OpenEnv server"); :func:`local_server` runs one in a subprocess (smoke
+runs, benchmarks).
 
 Under load: each reset's instance and reference are built in a pool of worker processes
 (:mod:`npgym.integrations.serving`, ``--workers``), so resets use several cores and never
@@ -35,8 +36,14 @@ import asyncio
 import contextlib
 import itertools
 import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -67,6 +74,7 @@ from npgym.integrations.serving import (
     check_timeout,
     check_workers,
 )
+from npgym.integrations.trl import VerifierTool
 from npgym.multiturn import as_completion
 from npgym.reward import DEFAULT_REWARD
 from npgym.version import __version__
@@ -389,6 +397,42 @@ def serve(
     uvicorn.run(create_server_app(env_id, max_sessions, **options), host=host, port=port)
 
 
+@contextlib.contextmanager
+def local_server(
+    env_id: str, options: Sequence[str] = (), *, log: Path, startup_timeout_s: float = 180.0
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``npgym serve env_id`` with ``options`` in a subprocess on a free loopback port: its URL,
+    once it answers ``/health``, and its process; stopped when the block ends (for smoke runs,
+    benchmarks and tests that need a real server).
+
+    Its output goes to the file ``log`` (a pipe could fill up and block it). Raises
+    ``RuntimeError`` with the log's tail when the server exits or does not answer within
+    ``startup_timeout_s`` seconds.
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    command = [sys.executable, "-m", "npgym", "serve", env_id, "--port", str(port), *options]
+    with open(log, "wb") as output:
+        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + startup_timeout_s
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    tail = log.read_text(errors="replace")[-2000:]
+                    raise RuntimeError(f"npgym serve {env_id} did not come up: {tail}") from None
+                time.sleep(0.3)
+        yield url, server
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
 class NPGymClient(EnvClient[NPGymAction, NPGymObservation, NPGymState]):
     """OpenEnv client for an npgym server: ``reset(seed=...)``, ``step(NPGymAction(text))``,
     ``state()``; ``.sync()`` gives the synchronous form."""
@@ -415,7 +459,7 @@ class NPGymClient(EnvClient[NPGymAction, NPGymObservation, NPGymState]):
         return NPGymState.model_validate(payload)
 
 
-class NPGymServerEnvironment:
+class NPGymServerEnvironment(VerifierTool):
     """A TRL ``environment_factory`` environment whose episodes run on npgym OpenEnv servers.
 
     ``GRPOTrainer(..., environment_factory=partial(NPGymServerEnvironment, urls))``: each
@@ -460,16 +504,7 @@ class NPGymServerEnvironment:
             self._client.connect()
         return self._client
 
-    def submit_solution(self, answer: str) -> str:
-        """Check a candidate solution with the verifier.
-
-        Args:
-            answer: The solution in the answer format the problem asks for, e.g. "[0, 2, 1, 0]".
-
-        Returns:
-            The verifier's feedback: why the answer is infeasible, or its objective value and
-            whether a better one is known.
-        """
+    def _check(self, answer: str) -> str:
         if self._client is None or self._done:
             return "No attempts left."
         result = self._client.step(NPGymAction(text=as_completion(answer)))

@@ -41,6 +41,8 @@ from npgym.trainer_rows import TrlRow, reward_parts_of, trl_row
 from npgym.trainer_rows import chat as as_chat
 
 RewardFunction = Callable[..., Sequence[float | None]]
+LogMetric = Callable[[str, float], None]
+"""TRL's ``log_metric`` keyword: logs a scalar (averaged over the step)."""
 ENVIRONMENT_INSTRUCTION = "Solve the following optimisation problem."
 
 
@@ -87,7 +89,7 @@ def score_completions(
     return scores
 
 
-def _log(log_metric: Callable[[str, float], None] | None, scores: list[Score]) -> None:
+def _log(log_metric: LogMetric | None, scores: list[Score]) -> None:
     if log_metric is None or not scores:
         return
     count = len(scores)
@@ -100,28 +102,48 @@ _PARTS = ("format_reward", "feasibility_reward", "optimality_reward")
 """The reward's three parts; they sum to ``Score.reward``."""
 
 
+BatchRewards = Callable[[list[Score], Mapping[str, Any], LogMetric | None], Sequence[float | None]]
+"""``(scores, other columns, log_metric) -> rewards``: a reward function's work after scoring."""
+
+
+def batch_reward(name: str, reward: RewardSpec, rewards: BatchRewards) -> RewardFunction:
+    """A TRL reward function named ``name`` (TRL logs it under that name): it scores the batch's
+    completions against its ``task``, ``instance`` and ``reference`` columns under ``reward``
+    (see :func:`score_completions`), then ``rewards`` turns the scores into the rewards, given
+    the batch's other columns and TRL's ``log_metric`` (``None`` outside TRL).
+    """
+    weights = resolve_reward(reward)
+
+    def reward_function(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        task: Sequence[str],
+        instance: Sequence[str],
+        reference: Sequence[str | None] | None = None,
+        log_metric: LogMetric | None = None,
+        **columns: Any,
+    ) -> Sequence[float | None]:
+        scores = score_completions(completions, task, instance, reference, weights)
+        return rewards(scores, columns, log_metric)
+
+    reward_function.__name__ = reward_function.__qualname__ = name
+    return reward_function
+
+
 def make_reward(reward: RewardSpec = None) -> RewardFunction:
     """The combined npgym reward (``R_format + R_feasibility``) under a preset or config.
 
     ``reward`` is ``"np-engine"`` (default), ``"strict"`` or a :class:`RewardConfig`; an
     unknown name raises ``ValueError`` listing the valid ones.
     """
-    weights = resolve_reward(reward)
 
-    def npgym_reward(
-        prompts: Sequence[Any],
-        completions: Sequence[Any],
-        task: Sequence[str],
-        instance: Sequence[str],
-        reference: Sequence[str | None] | None = None,
-        log_metric: Callable[[str, float], None] | None = None,
-        **_: Any,
+    def rewards(
+        scores: list[Score], columns: Mapping[str, Any], log_metric: LogMetric | None
     ) -> list[float]:
-        scores = score_completions(completions, task, instance, reference, weights)
         _log(log_metric, scores)
         return [score.reward for score in scores]
 
-    return npgym_reward
+    return batch_reward("npgym_reward", reward, rewards)
 
 
 def reward_parts(reward: RewardSpec = None) -> list[RewardFunction]:
@@ -136,20 +158,12 @@ def reward_parts(reward: RewardSpec = None) -> list[RewardFunction]:
     answer's optimality term), which sum to the mean reward, and ``npgym/baseline_rate`` (share
     of feasible answers no better than the task's zero-effort baseline).
     """
-    weights = resolve_reward(reward)
 
     def part(name: str) -> RewardFunction:
-        def reward_part(
-            prompts: Sequence[Any],
-            completions: Sequence[Any],
-            task: Sequence[str],
-            instance: Sequence[str],
-            reference: Sequence[str | None] | None = None,
-            log_metric: Callable[[str, float], None] | None = None,
-            **_: Any,
-        ) -> list[float | None]:
+        def log_part(
+            scores: list[Score], columns: Mapping[str, Any], log_metric: LogMetric | None
+        ) -> list[None]:
             if log_metric is not None:
-                scores = score_completions(completions, task, instance, reference, weights)
                 parts = [reward_parts_of(s)[name] for s in scores]
                 log_metric(f"npgym/{name}", sum(parts) / len(parts))
                 if name == "format_reward":
@@ -157,10 +171,9 @@ def reward_parts(reward: RewardSpec = None) -> list[RewardFunction]:
                         "npgym/baseline_rate",
                         sum(s.no_better_than_baseline for s in scores) / len(scores),
                     )
-            return [None] * len(completions)
+            return [None] * len(scores)
 
-        reward_part.__name__ = reward_part.__qualname__ = name
-        return reward_part
+        return batch_reward(name, reward, log_part)
 
     return [part(name) for name in _PARTS]
 
@@ -272,7 +285,29 @@ def make_iterable_dataset(
     return IterableDataset.from_generator(rows)
 
 
-class NPGymEnvironment:
+class VerifierTool:
+    """A TRL ``environment_factory`` environment's ``submit_solution`` tool, one description for
+    every such environment (TRL shows the model the method's docstring); a subclass checks the
+    answer in :meth:`_check`."""
+
+    def submit_solution(self, answer: str) -> str:
+        """Check a candidate solution with the verifier.
+
+        Args:
+            answer: The solution in the answer format the problem asks for, e.g. "[0, 2, 1, 0]".
+
+        Returns:
+            The verifier's feedback: why the answer is infeasible, or its objective value and
+            whether a better one is known.
+        """
+        return self._check(answer)
+
+    def _check(self, answer: str) -> str:
+        """The verifier's feedback on ``answer``, the tool's argument as the model gave it."""
+        raise NotImplementedError
+
+
+class NPGymEnvironment(VerifierTool):
     """A TRL ``environment_factory`` environment: verifier feedback as a tool, for repair.
 
     ``reset(**row)`` takes a dataset row (``task``, ``instance`` and optionally ``reference``
@@ -316,16 +351,7 @@ class NPGymEnvironment:
             "the submit_solution tool before giving your final answer."
         )
 
-    def submit_solution(self, answer: str) -> str:
-        """Check a candidate solution with the verifier.
-
-        Args:
-            answer: The solution in the answer format the problem asks for, e.g. "[0, 2, 1, 0]".
-
-        Returns:
-            The verifier's feedback: why the answer is infeasible, or its objective value and
-            whether a better one is known.
-        """
+    def _check(self, answer: str) -> str:
         if self._session is None:
             return "No problem is loaded."
         if self._session.done:
