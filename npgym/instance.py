@@ -6,10 +6,10 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar, cast, overload
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict
 
 if TYPE_CHECKING:
-    import numpy as np
     from typing_extensions import Self
 
 Int = Annotated[int, Strict()]
@@ -51,6 +51,18 @@ class derived(Generic[T]):  # noqa: N801 (a decorator, named like property)
         except KeyError:
             value = cache[self.name] = self.compute(instance)
             return value
+
+
+class field_array(derived[np.ndarray]):  # noqa: N801 (declared like a derived attribute)
+    """A field of integers (a tuple) as a read-only int64 array, derived once per instance:
+    ``weight_array = field_array("weights")``, for the verifiers and solvers."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(lambda instance: read_only(np.array(getattr(instance, field), np.int64)))
+        self.__doc__ = f"``{field}`` as a read-only int64 array (built once per instance)."
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

@@ -126,9 +126,10 @@ class Episode(ABC, Generic[InstanceT]):
         """Observation spaces by key, without ``action_mask``."""
 
     @classmethod
-    @abstractmethod
     def action_count(cls, limits: Mapping[str, int]) -> int:
-        """Size of the Discrete action space."""
+        """Size of the Discrete action space: by default ``limits["n"]``, one action an element
+        (a city, a colour), like :meth:`limits_for`."""
+        return limits["n"]
 
     @classmethod
     def sizes_of(cls, instance: Instance) -> dict[str, int]:

@@ -31,10 +31,6 @@ class GraphColoringEpisode(Episode[GraphColoringInstance]):
             "vertex": integers(0, n, (1,)),
         }
 
-    @classmethod
-    def action_count(cls, limits: Mapping[str, int]) -> int:
-        return limits["n"]
-
     def __init__(self, instance: GraphColoringInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]

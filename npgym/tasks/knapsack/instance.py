@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-import numpy as np
 from pydantic import model_validator
 
-from npgym.instance import Instance, Int, derived, read_only
+from npgym.instance import Instance, Int, field_array
 
 MAX_ITEMS = 1000
 MAX_WEIGHT = 10**9
@@ -49,12 +48,5 @@ class KnapsackInstance(Instance):
         """How many items there are."""
         return len(self.weights)
 
-    @derived
-    def weight_array(self) -> np.ndarray:
-        """The weights as a read-only int64 array (built once per instance)."""
-        return read_only(np.array(self.weights, dtype=np.int64))
-
-    @derived
-    def value_array(self) -> np.ndarray:
-        """The values as a read-only int64 array (built once per instance)."""
-        return read_only(np.array(self.values, dtype=np.int64))
+    weight_array: ClassVar[field_array] = field_array("weights")
+    value_array: ClassVar[field_array] = field_array("values")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-import numpy as np
 from pydantic import model_validator
 
-from npgym.instance import Instance, Int, derived, read_only
+from npgym.instance import Instance, Int, field_array
 
 MAX_NUMBERS = 500
 MAX_VALUE = 100_000
@@ -47,7 +46,4 @@ class SubsetSumInstance(Instance):
         """How many numbers there are."""
         return len(self.numbers)
 
-    @derived
-    def number_array(self) -> np.ndarray:
-        """The numbers as a read-only int64 array (built once per instance)."""
-        return read_only(np.array(self.numbers, dtype=np.int64))
+    number_array: ClassVar[field_array] = field_array("numbers")

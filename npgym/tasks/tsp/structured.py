@@ -37,10 +37,6 @@ class TSPEpisode(Episode[TSPInstance]):
             "tour": integers(-1, n - 1, (n,)),
         }
 
-    @classmethod
-    def action_count(cls, limits: Mapping[str, int]) -> int:
-        return limits["n"]
-
     def __init__(self, instance: TSPInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]
