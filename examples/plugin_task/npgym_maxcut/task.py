@@ -13,10 +13,10 @@ import numba
 import numpy as np
 from pydantic import Field
 
-from npgym import Reference, Task, Verdict
-from npgym.answer import as_int_array
+from npgym import Reference
 from npgym.config import GeneratorConfig
 from npgym.graphs import GraphInstance, adjacency_lines, random_edges
+from npgym.task import KernelTask
 
 MAX_BRUTE_FORCE_VERTICES = 24
 """Largest graph the brute-force reference accepts (2**23 splits)."""
@@ -48,7 +48,7 @@ TIERS: dict[str, MaxCutConfig] = {
 
 
 @numba.njit(cache=False)
-def check_cut(n: int, edges: np.ndarray, side: np.ndarray) -> tuple[int, int, int]:
+def check_cut(n: int, edge_array: np.ndarray, side: np.ndarray) -> tuple[int, int, int]:
     """``(code, detail, cut)``: the first bad vertex (out of range, or listed twice), else the
     number of edges with exactly one end in ``side``."""
     inside = np.zeros(n, dtype=np.bool_)
@@ -59,13 +59,13 @@ def check_cut(n: int, edges: np.ndarray, side: np.ndarray) -> tuple[int, int, in
             return REPEATED, vertex, 0
         inside[vertex] = True
     cut = 0
-    for index in range(edges.shape[0]):
-        if inside[edges[index, 0]] != inside[edges[index, 1]]:
+    for index in range(edge_array.shape[0]):
+        if inside[edge_array[index, 0]] != inside[edge_array[index, 1]]:
             cut += 1
     return OK, 0, cut
 
 
-def check_cut_python(n: int, edges: list[tuple[int, int]], side: list[int]) -> tuple[int, int, int]:
+def check_cut_python(n: int, edges: list[list[int]], side: list[int]) -> tuple[int, int, int]:
     """Pure-Python twin of :func:`check_cut`, on lists."""
     seen: set[int] = set()
     for vertex in side:
@@ -117,8 +117,15 @@ def local_search_side(n: int, edges: tuple[tuple[int, int], ...]) -> list[int]:
     return [vertex for vertex in range(n) if inside[vertex]]
 
 
-class MaxCutTask(Task[MaxCutInstance, MaxCutConfig]):
-    """MaxCut: the split of the vertices into two sides that cuts the most edges."""
+class MaxCutTask(KernelTask[MaxCutInstance, MaxCutConfig]):
+    """MaxCut: the split of the vertices into two sides that cuts the most edges.
+
+    A ``KernelTask``: its verifier is declared as data. ``check_cut``'s parameters before the
+    answer (``n``, ``edge_array``) are filled by name from the instance, and so is ``reason``'s
+    after the result's details (``n``); ``check``, ``check_python``, the verdicts and the
+    answer's shape (a list of ints, called ``answer_name`` in format errors) come from
+    ``KernelTask``.
+    """
 
     name = "MaxCut"
     category = "graph partitioning"
@@ -129,6 +136,11 @@ class MaxCutTask(Task[MaxCutInstance, MaxCutConfig]):
     # Optional capabilities (npgym.capabilities): structured mode and pictures; no variants.
     episode = "npgym_maxcut.structured:MaxCutEpisode"
     drawer = "npgym_maxcut.render:draw"
+
+    kernel = staticmethod(check_cut)
+    twin = staticmethod(check_cut_python)
+    reason = staticmethod(reason)
+    answer_name = "vertex list"
 
     def build(self, rng: np.random.Generator, config: MaxCutConfig) -> dict[str, Any]:
         n = int(rng.integers(config.n_min, config.n_max + 1))
@@ -156,21 +168,6 @@ class MaxCutTask(Task[MaxCutInstance, MaxCutConfig]):
                 "line in the form: Answer: [v1, v2, ...]",
             ]
         )
-
-    def to_solution(self, value: Any) -> np.ndarray:
-        return as_int_array(value, "vertex list")
-
-    def check(self, instance: MaxCutInstance, solution: np.ndarray) -> Verdict:
-        code, detail, cut = check_cut(instance.n, instance.edge_array, solution)
-        if code != OK:
-            return Verdict(False, None, reason(code, int(detail), instance.n))
-        return Verdict(True, int(cut))
-
-    def check_python(self, instance: MaxCutInstance, solution: np.ndarray) -> Verdict:
-        code, detail, cut = check_cut_python(instance.n, list(instance.edges), solution.tolist())
-        if code != OK:
-            return Verdict(False, None, reason(code, detail, instance.n))
-        return Verdict(True, cut)
 
     def random_solution(self, instance: MaxCutInstance, rng: np.random.Generator) -> list[int]:
         return np.flatnonzero(rng.random(instance.n) < 0.5).tolist()
