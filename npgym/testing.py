@@ -27,11 +27,12 @@ import numpy as np
 
 from npgym.answer import AnswerFormatError, render_value
 from npgym.config import TIER_DIFFICULTY, TIERS
+from npgym.named_arguments import parameter_names
 from npgym.registry import env_id
 from npgym.results import Reference
 from npgym.reward import clip_ratio
 from npgym.scoring import GUARD_TRIPS
-from npgym.task import Category, Task
+from npgym.task import Category, KernelTask, Task
 
 GOLDEN_SEEDS = (0, 1, 2)
 """Seeds whose instances and prompts a golden file pins; the first one's reference too."""
@@ -130,6 +131,28 @@ def check_registration(task: Task[Any, Any]) -> None:
             identifier in gymnasium.registry,
             f"{identifier} is not registered: call npgym.register_task({type(task).__name__})",
         )
+
+
+def check_kernel_parameters(task: Task[Any, Any]) -> None:
+    """Every parameter of a declared verifier kernel that npgym fills by name (the fused
+    kernel's after ``answer``, a :class:`KernelTask` kernel's before the solution) names an
+    attribute of the instance type or of the task (:mod:`npgym.named_arguments`)."""
+    instance_type = task.instance_type
+    declared: list[tuple[Callable[..., Any] | None, int, int]] = [(task.fused_kernel, 1, 0)]
+    if isinstance(task, KernelTask):
+        declared.append((task.kernel, 0, task.solution_part_count))
+    for kernel, leading, trailing in declared:
+        if kernel is None:
+            continue
+        names = parameter_names(kernel)
+        for name in names[leading : len(names) - trailing]:
+            _expect(
+                name in instance_type.model_fields
+                or hasattr(instance_type, name)
+                or hasattr(task, name),
+                f"{task.name}: parameter {name!r} of {getattr(kernel, '__name__', kernel)} names "
+                f"no attribute of {instance_type.__name__} or {type(task).__name__}",
+            )
 
 
 def check_env_passes(task: Task[Any, Any], tier: str) -> None:
@@ -535,6 +558,7 @@ TIER_CHECKS: tuple[Callable[[Task[Any, Any], str], None], ...] = (
 """Checks run once per tier."""
 TASK_CHECKS: tuple[Callable[[Task[Any, Any]], None], ...] = (
     check_registration,
+    check_kernel_parameters,
     check_prompt,
     check_difficulty_knob,
     check_bad_config,

@@ -23,6 +23,7 @@ TASK_NAMES = npgym.list_tasks()
 
 TASK_CLAIMS = {
     "task_is_registered_with_its_tiers": testing.check_registration,
+    "kernel_parameters_name_instance_or_task_attributes": testing.check_kernel_parameters,
     "prompt_is_ascii_and_ends_with_the_answer_instruction": testing.check_prompt,
     "difficulty_knob_spans_zero_to_one": testing.check_difficulty_knob,
     "bad_config_gets_an_error_naming_the_field": testing.check_bad_config,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
+import numba
 import numpy as np
 import pydantic
 import pytest
@@ -136,6 +137,19 @@ def test_check_task_asks_for_a_missing_twin(maxcut: type) -> None:
 
     with pytest.raises(testing.ContractError, match="implement check_python"):
         testing.check_verifier_twin(NoTwin(), "easy")
+
+
+def test_check_task_reports_a_kernel_parameter_that_names_nothing(maxcut: type) -> None:
+    @numba.njit(cache=False)
+    def check_cut(n: int, edge_list: np.ndarray, side: np.ndarray) -> tuple[int, int, int]:
+        return 0, 0, 0
+
+    class Misnamed(maxcut):
+        kernel = staticmethod(check_cut)
+
+    testing.check_kernel_parameters(maxcut())
+    with pytest.raises(testing.ContractError, match="parameter 'edge_list' of check_cut names"):
+        testing.check_kernel_parameters(Misnamed())
 
 
 def test_check_task_reports_an_unregistered_task(maxcut: type) -> None:
