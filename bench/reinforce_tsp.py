@@ -67,9 +67,10 @@ class AttentionPolicy(nn.Module):
         self.width = width
 
     def encode(self, observation: dict[str, np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
-        """City embeddings and graph embeddings (mean over the real cities)."""
-        points = torch.from_numpy(observation["coordinates"]).float() / GRID
-        real = torch.from_numpy(observation["city_mask"]).bool()
+        """City embeddings and graph embeddings (mean over the real cities). The instance's
+        arrays are the env's shared read-only buffers: converting them copies, as torch asks."""
+        points = torch.tensor(observation["coordinates"], dtype=torch.float32) / GRID
+        real = torch.tensor(observation["city_mask"], dtype=torch.bool)
         cities = self.encoder(self.embed(points), src_key_padding_mask=~real)
         weights = real.float().unsqueeze(-1)
         graph = (cities * weights).sum(1) / weights.sum(1)
