@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
@@ -49,11 +50,6 @@ Category = Literal[
 ]
 """The NP-Bench categories, in report order (``composition`` for the composed family tasks): a
 closed set, checked when a task registers."""
-
-FUSED_ARGUMENTS_KEY = "fused_arguments"
-"""Where an instance's cache keeps its task's fused-kernel arguments (:meth:`Task.check_answer`)."""
-KERNEL_ARGUMENTS_KEY = "kernel_arguments"
-"""Where it keeps its :class:`KernelTask`'s verifier-kernel arguments."""
 
 InstanceT = TypeVar("InstanceT", bound=Instance)
 ConfigT = TypeVar("ConfigT", bound=GeneratorConfig)
@@ -198,11 +194,19 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         if fused is None:
             return None
         cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
-        arguments = cache.get(FUSED_ARGUMENTS_KEY)
+        key = self._fused_arguments_key
+        arguments = cache.get(key)
         if arguments is None:
-            arguments = cache[FUSED_ARGUMENTS_KEY] = kernel_values(fused, 1, 0, instance, self)
+            arguments = cache[key] = kernel_values(fused, 1, 0, instance, self)
         result: tuple[int, ...] = fused(answer, *arguments)
         return result
+
+    @cached_property
+    def _fused_arguments_key(self) -> str:
+        """This task object's key for its fused-kernel arguments in an instance's cache: another
+        task object, whose kernel or attributes may differ, keeps its own (an id, not the task:
+        the cache travels with a pickled instance)."""
+        return f"fused_arguments {id(self)}"
 
     def verdict(self, instance: InstanceT, result: tuple[int, ...]) -> Verdict:
         """The verdict of a raw result of :meth:`check_answer` (tasks with a fused kernel)."""
@@ -358,16 +362,14 @@ class KernelTask(Task[InstanceT, ConfigT]):
     """How many solution arguments end the kernel's parameters (:meth:`solution_parts`)."""
 
     def kernel_arguments(self, instance: InstanceT) -> tuple[Any, ...]:
-        """The kernel's arguments before the solution, by name (once per instance)."""
-        return instance.cached(
-            KERNEL_ARGUMENTS_KEY,
-            kernel_values,
-            self.kernel,
-            0,
-            self.solution_part_count,
-            instance,
-            self,
-        )
+        """The kernel's arguments before the solution, by name (once per instance and task)."""
+        cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
+        key = f"kernel_arguments {id(self)}"  # as Task._fused_arguments_key (not the hot path)
+        arguments: tuple[Any, ...] | None = cache.get(key)
+        if arguments is None:
+            trailing = self.solution_part_count
+            arguments = cache[key] = kernel_values(self.kernel, 0, trailing, instance, self)
+        return arguments
 
     def twin_arguments(self, instance: InstanceT) -> tuple[Any, ...]:
         """The twin's arguments: the kernel's, each array as a nested list."""

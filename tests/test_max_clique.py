@@ -90,6 +90,20 @@ def test_kernel_agrees_with_python_twin(case: tuple[np.ndarray, list[int]], adja
     )
 
 
+def test_each_task_object_fills_its_own_kernel_arguments() -> None:
+    """Kernel arguments are kept on the instance per task object: a subclass whose ``adjacent``
+    differs, scoring the same instance, checks the other rule on both paths."""
+    task = npgym.get_task("MaxClique")
+    instance = task.generate(seed=0, tier="easy")
+    clique = task.reference(instance).solution
+    independent = type("IndependentRule", (type(task),), {"adjacent": False})()
+    for _ in range(2):  # alternate: neither object may keep the other's arguments
+        assert task.score(instance, f"Answer: {clique}").feasible
+        assert not independent.score(instance, f"Answer: {clique}").feasible
+        assert task.check(instance, np.array(clique)).feasible
+        assert not independent.check(instance, np.array(clique)).feasible
+
+
 def test_solvers_agree_with_brute_force_on_tiny_graphs() -> None:
     for adjacency in helpers.random_graphs(np.random.default_rng(0), 150, (1, 11)):
         optimum = brute_force_clique_number(adjacency)
