@@ -363,20 +363,18 @@ class KernelTask(Task[InstanceT, ConfigT]):
 
     def kernel_arguments(self, instance: InstanceT) -> tuple[Any, ...]:
         """The kernel's arguments before the solution, by name (once per instance and task)."""
-        cache = instance.__pydantic_private__["_cache"]  # type: ignore[index]  # Instance.cached's
-        key = f"kernel_arguments {id(self)}"  # as Task._fused_arguments_key (not the hot path)
-        arguments: tuple[Any, ...] | None = cache.get(key)
-        if arguments is None:
-            trailing = self.solution_part_count
-            arguments = cache[key] = kernel_values(self.kernel, 0, trailing, instance, self)
-        return arguments
+        trailing = self.solution_part_count
+        key = self._kernel_arguments_key
+        return instance.cached(key, kernel_values, self.kernel, 0, trailing, instance, self)
+
+    @cached_property
+    def _kernel_arguments_key(self) -> str:
+        """As :meth:`Task._fused_arguments_key`, for the verifier kernel's arguments."""
+        return f"kernel_arguments {id(self)}"
 
     def twin_arguments(self, instance: InstanceT) -> tuple[Any, ...]:
         """The twin's arguments: the kernel's, each array as a nested list."""
-        return tuple(
-            value.tolist() if isinstance(value, np.ndarray) else value
-            for value in self.kernel_arguments(instance)
-        )
+        return as_lists(self.kernel_arguments(instance))
 
     def explain(self, instance: InstanceT, result: tuple[int, ...]) -> str:
         """Why the kernel refused a solution, in words a person can act on: :attr:`reason` on
@@ -404,9 +402,11 @@ class KernelTask(Task[InstanceT, ConfigT]):
         return Verdict(True, int(result[-1]))
 
     def check_python(self, instance: InstanceT, solution: Any) -> Verdict:
-        parts = [
-            part.tolist() if isinstance(part, np.ndarray) else part
-            for part in self.solution_parts(solution)
-        ]
+        parts = as_lists(self.solution_parts(solution))
         result = self.twin(*self.twin_arguments(instance), *parts)
         return self.verdict(instance, result)
+
+
+def as_lists(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``values`` with each array as a nested list (what a pure-Python twin takes)."""
+    return tuple(value.tolist() if isinstance(value, np.ndarray) else value for value in values)
