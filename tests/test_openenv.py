@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,6 +35,7 @@ from npgym.integrations.openenv import (
     NPGymEnvironment,
     SessionTimeouts,
     create_server_app,
+    local_server,
 )
 from npgym.integrations.serving import (
     MAX_TIMEOUT_S,
@@ -49,42 +49,31 @@ from npgym.integrations.serving import (
 TASK = npgym.get_task("Knapsack")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _start(log: Path, *options: str, pids: list[int] | None = None) -> Iterator[str]:
-    """Start ``npgym serve`` (its output goes to a file: a full pipe would block it); its
-    process id goes to ``pids`` when given."""
-    port = _free_port()
-    command = [sys.executable, "-m", "npgym", "serve", "npgym/Knapsack-easy"]
-    output = log.open("wb")
-    server = subprocess.Popen(
-        [*command, "--port", str(port), "--heuristic-reference", *options],
-        stdout=output,
-        stderr=subprocess.STDOUT,
-    )
-    if pids is not None:
-        pids.append(server.pid)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"npgym serve did not come up: {log.read_text()[-2000:]}")
-                time.sleep(0.5)
+    """``npgym serve npgym/Knapsack-easy`` with ``options`` (:func:`local_server`): its URL;
+    its process id goes to ``pids`` when given."""
+    options = ("--heuristic-reference", *options)
+    with local_server("npgym/Knapsack-easy", options, log=log) as (url, server):
+        if pids is not None:
+            pids.append(server.pid)
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        output.close()
+
+
+def test_local_server_reports_a_server_that_never_comes_up(tmp_path: Path) -> None:
+    """A server that exits (an env id outside npgym/) or misses its start-up bound raises,
+    with the log's tail, instead of waiting on."""
+    log = tmp_path / "server.log"
+    refused = "gym/CartPole-v1 did not come up: (?s:.*)is not an npgym environment"
+    with pytest.raises(RuntimeError, match=refused), local_server("gym/CartPole-v1", log=log):
+        pass
+    started = time.monotonic()
+    late = "npgym/Knapsack-easy did not come up"
+    with (
+        pytest.raises(RuntimeError, match=late),
+        local_server("npgym/Knapsack-easy", log=log, startup_timeout_s=0.5),
+    ):
+        pass
+    assert time.monotonic() - started < 30  # refused past its bound, then stopped
 
 
 @pytest.fixture(scope="module")
