@@ -71,10 +71,10 @@ def twin(instance: MeetingSchedulingInstance, schedule: list[list[int]]) -> tupl
     its dump, independently of the task's own conversion)."""
     data = instance.model_dump()
     return check_schedule_python(
-        schedule,
         [meeting["attendees"] for meeting in data["meetings"]],
         [meeting["duration"] for meeting in data["meetings"]],
         *(data[field] for field in ("availability", "rooms", "slot", "day_start", "day_end")),
+        schedule,
     )
 
 

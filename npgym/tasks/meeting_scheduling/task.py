@@ -8,13 +8,13 @@ import numpy as np
 
 from npgym.answer import INT_LIMIT, AnswerFormatError, IntRows, as_int_array, as_list
 from npgym.heuristics import meeting_scheduling as solvers
-from npgym.results import Reference, Verdict
-from npgym.task import Task
+from npgym.named_arguments import named_values, parameter_names
+from npgym.results import Reference
+from npgym.task import KernelTask
 from npgym.tasks.meeting_scheduling import generator, prompt
 from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
 from npgym.tasks.meeting_scheduling.verifier import (
-    OK,
-    check_schedule,
+    check_packed,
     check_schedule_python,
     reason,
     scan_check_packed,
@@ -23,7 +23,9 @@ from npgym.tasks.meeting_scheduling.verifier import (
 ENTRY = "[meeting, room, start]"
 
 
-class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSchedulingConfig]):
+class MeetingSchedulingTask(
+    KernelTask[MeetingSchedulingInstance, generator.MeetingSchedulingConfig]
+):
     """Place meetings into rooms at grid times to maximise attendee participations.
 
     Conventions: times are minutes after midnight (default day 480-1080, i.e. 08:00-18:00);
@@ -58,7 +60,11 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
 
     build = staticmethod(generator.build)
     prompt = staticmethod(prompt.render)
+    kernel = staticmethod(check_packed)
     fused_kernel = staticmethod(scan_check_packed)
+    reason = staticmethod(reason)
+    twin = staticmethod(check_schedule_python)
+    answer_name = "schedule"
 
     def to_solution(self, value: Any) -> np.ndarray:
         """A ``(k, 3)`` int64 array of ``[meeting, room, start]`` rows."""
@@ -76,7 +82,7 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
                     f"schedule entry {index} has {length} values; each entry must be {ENTRY}"
                 )
             return value.values.reshape(-1, 3)
-        rows = as_list(value, "schedule")
+        rows = as_list(value, self.answer_name)
         flat: list[Any] = []
         for index, row in enumerate(rows):
             if not isinstance(row, (list, tuple, np.ndarray)):
@@ -89,47 +95,12 @@ class MeetingSchedulingTask(Task[MeetingSchedulingInstance, generator.MeetingSch
                     f"schedule entry {index} has {len(entry)} values; each entry must be {ENTRY}"
                 )
             flat.extend(entry)
-        return as_int_array(flat, "schedule").reshape(-1, 3)
+        return as_int_array(flat, self.answer_name).reshape(-1, 3)
 
-    def check(self, instance: MeetingSchedulingInstance, solution: np.ndarray) -> Verdict:
-        result = check_schedule(
-            solution, *instance.arrays, instance.slot, instance.day_start, instance.day_end
-        )
-        return self.verdict(instance, result)
-
-    def verdict(self, instance: MeetingSchedulingInstance, result: tuple[int, ...]) -> Verdict:
-        code, a, b, c, total = result
-        if code != OK:
-            return Verdict(False, None, self._reason(instance, int(code), int(a), int(b), int(c)))
-        return Verdict(True, int(total))
-
-    def check_python(self, instance: MeetingSchedulingInstance, solution: np.ndarray) -> Verdict:
-        result = check_schedule_python(
-            solution.tolist(),
-            [list(meeting.attendees) for meeting in instance.meetings],
-            [meeting.duration for meeting in instance.meetings],
-            [[list(interval) for interval in intervals] for intervals in instance.availability],
-            list(instance.rooms),
-            instance.slot,
-            instance.day_start,
-            instance.day_end,
-        )
-        return self.verdict(instance, result)
-
-    @staticmethod
-    def _reason(instance: MeetingSchedulingInstance, code: int, a: int, b: int, c: int) -> str:
-        return reason(
-            code,
-            a,
-            b,
-            c,
-            durations=[meeting.duration for meeting in instance.meetings],
-            sizes=[len(meeting.attendees) for meeting in instance.meetings],
-            capacities=instance.rooms,
-            slot=instance.slot,
-            day_start=instance.day_start,
-            day_end=instance.day_end,
-        )
+    def twin_arguments(self, instance: MeetingSchedulingInstance) -> tuple[Any, ...]:
+        """The twin's arguments: the instance's plain values (the solvers' form, by the twin's
+        parameter names), not the kernel's packed array, so the two checks share no data."""
+        return named_values(parameter_names(self.twin)[:-1], _problem(instance))
 
     def random_solution(
         self, instance: MeetingSchedulingInstance, rng: np.random.Generator

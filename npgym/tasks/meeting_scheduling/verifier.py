@@ -15,11 +15,17 @@ Starts are only added to durations after the range check, so huge or negative st
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from npgym.heuristics.jit import njit
 from npgym.results import NOT_SCANNED
 from npgym.scan import first_row_not_of_length, scan_rows
+
+if TYPE_CHECKING:
+    from npgym.tasks.meeting_scheduling.instance import Meeting
 
 (
     OK,
@@ -110,29 +116,13 @@ def check_schedule(
 
 
 @njit
-def scan_check_schedule(
-    answer: bytes, slot: int, day_start: int, day_end: int, *arrays: np.ndarray
-) -> tuple[int, int, int, int, int]:
-    """Read the answer text and check it in one call (``NOT_SCANNED`` first unless it is a list
-    of ``[meeting, room, start]`` rows); ``arrays`` are :func:`check_schedule`'s, in its order."""
-    scanned, values, offsets = scan_rows(answer)
-    if not scanned or first_row_not_of_length(offsets, 3) >= 0:
-        return NOT_SCANNED, 0, 0, 0, 0
-    schedule = np.ascontiguousarray(values).reshape((offsets.shape[0] - 1, 3))
-    return check_schedule(schedule, *arrays, slot, day_start, day_end)
-
-
-@njit
-def scan_check_packed(answer: bytes, packed: np.ndarray) -> tuple[int, int, int, int, int]:
-    """:func:`scan_check_schedule` on an instance's ``packed`` array (its header, then the seven
-    kernel arrays)."""
+def check_packed(packed: np.ndarray, schedule: np.ndarray) -> tuple[int, int, int, int, int]:
+    """:func:`check_schedule` on an instance's ``packed`` array (its header, then the seven
+    kernel arrays): the task's kernel, one array argument for the whole instance."""
     header = 3 + 8
     starts = packed[3:header] + header
-    return scan_check_schedule(
-        answer,
-        packed[0],
-        packed[1],
-        packed[2],
+    return check_schedule(
+        schedule,
         packed[starts[0] : starts[1]],
         packed[starts[1] : starts[2]],
         packed[starts[2] : starts[3]],
@@ -140,24 +130,38 @@ def scan_check_packed(answer: bytes, packed: np.ndarray) -> tuple[int, int, int,
         packed[starts[4] : starts[5]],
         packed[starts[5] : starts[6]],
         packed[starts[6] : starts[7]],
+        packed[0],
+        packed[1],
+        packed[2],
     )
 
 
+@njit
+def scan_check_packed(answer: bytes, packed: np.ndarray) -> tuple[int, int, int, int, int]:
+    """Read the answer text and check it in one call (``NOT_SCANNED`` first unless it is a list
+    of ``[meeting, room, start]`` rows)."""
+    scanned, values, offsets = scan_rows(answer)
+    if not scanned or first_row_not_of_length(offsets, 3) >= 0:
+        return NOT_SCANNED, 0, 0, 0, 0
+    return check_packed(packed, np.ascontiguousarray(values).reshape((offsets.shape[0] - 1, 3)))
+
+
 def check_schedule_python(
-    schedule: list[list[int]],
-    meetings: list[list[int]],
-    durations: list[int],
-    availability: list[list[list[int]]],
-    capacities: list[int],
+    attendees: Sequence[Sequence[int]],
+    durations: Sequence[int],
+    availability: Sequence[Sequence[Sequence[int]]],
+    capacities: Sequence[int],
     slot: int,
     day_start: int,
     day_end: int,
+    schedule: list[list[int]],
 ) -> tuple[int, int, int, int, int]:
-    """Pure-Python twin of :func:`check_schedule`, on lists (``meetings[m]`` sorted attendees)."""
+    """Pure-Python twin of :func:`check_schedule`, on the instance's plain values
+    (``attendees[m]``: meeting m's sorted attendees), not on the kernel's arrays."""
     seen: set[int] = set()
     total = 0
     for row, (meeting, room, start) in enumerate(schedule):
-        if not 0 <= meeting < len(meetings):
+        if not 0 <= meeting < len(attendees):
             return MEETING_OUT_OF_RANGE, meeting, row, 0, 0
         if meeting in seen:
             return MEETING_REPEATED, meeting, row, 0, 0
@@ -169,12 +173,12 @@ def check_schedule_python(
             return OUTSIDE_DAY, meeting, start, 0, 0
         if (start - day_start) % slot:
             return OFF_GRID, meeting, start, 0, 0
-        if capacities[room] < len(meetings[meeting]):
+        if capacities[room] < len(attendees[meeting]):
             return OVER_CAPACITY, room, meeting, 0, 0
-        for attendee in meetings[meeting]:
+        for attendee in attendees[meeting]:
             if not any(a <= start and start + duration <= b for a, b in availability[attendee]):
                 return UNAVAILABLE, attendee, meeting, start, 0
-        total += len(meetings[meeting])
+        total += len(attendees[meeting])
     for first, (meeting_a, room_a, start_a) in enumerate(schedule):
         for meeting_b, room_b, start_b in schedule[first + 1 :]:
             if not (
@@ -184,7 +188,7 @@ def check_schedule_python(
                 continue
             if room_a == room_b:
                 return ROOM_DOUBLE_BOOKED, room_a, meeting_a, meeting_b, 0
-            shared = set(meetings[meeting_a]) & set(meetings[meeting_b])
+            shared = set(attendees[meeting_a]) & set(attendees[meeting_b])
             if shared:
                 return ATTENDEE_DOUBLE_BOOKED, min(shared), meeting_a, meeting_b, 0
     return OK, 0, 0, 0, total
@@ -195,32 +199,33 @@ def reason(
     a: int,
     b: int,
     c: int,
-    *,
-    durations: tuple[int, ...] | list[int],
-    sizes: tuple[int, ...] | list[int],
-    capacities: tuple[int, ...] | list[int],
+    meetings: Sequence[Meeting],
+    rooms: Sequence[int],
     slot: int,
     day_start: int,
     day_end: int,
 ) -> str:
-    """Explain a failed check (``a``, ``b``, ``c`` are the kernel's details)."""
+    """Explain a failed check (``a``, ``b``, ``c`` are the kernel's details) from the instance's
+    fields."""
     if code == MEETING_OUT_OF_RANGE:
-        return f"meeting {a} does not exist (meetings are 0 to {len(durations) - 1})"
+        return f"meeting {a} does not exist (meetings are 0 to {len(meetings) - 1})"
     if code == MEETING_REPEATED:
         return f"meeting {a} scheduled twice"
     if code == ROOM_OUT_OF_RANGE:
-        return f"room {a} does not exist (rooms are 0 to {len(capacities) - 1})"
+        return f"room {a} does not exist (rooms are 0 to {len(rooms) - 1})"
     if code == OUTSIDE_DAY:
         return (
             f"meeting {a} starting at {b} does not fit in the day: it must start at or after "
-            f"{day_start} and end by {day_end} (it lasts {durations[a]} minutes)"
+            f"{day_start} and end by {day_end} (it lasts {meetings[a].duration} minutes)"
         )
     if code == OFF_GRID:
         return f"meeting {a} starts at {b}, which is not a multiple of {slot}"
     if code == OVER_CAPACITY:
-        return f"room {a} capacity {capacities[a]} < {sizes[b]} attendees of meeting {b}"
+        return (
+            f"room {a} capacity {rooms[a]} < {len(meetings[b].attendees)} attendees of meeting {b}"
+        )
     if code == UNAVAILABLE:
-        return f"attendee {a} unavailable at {c}-{c + durations[b]} for meeting {b}"
+        return f"attendee {a} unavailable at {c}-{c + meetings[b].duration} for meeting {b}"
     if code == ROOM_DOUBLE_BOOKED:
         return f"room {a} double-booked: meetings {b} and {c} overlap"
     if code == ATTENDEE_DOUBLE_BOOKED:
