@@ -162,6 +162,41 @@ class Episode(ABC, Generic[InstanceT]):
         """A legal move of a simple constructive heuristic (a baseline and a test policy)."""
 
 
+class ElementwiseEpisode(Episode[InstanceT]):
+    """An episode that decides the instance's elements 0, 1, ..., n - 1 in turn, each by one of
+    two actions (skip or take an item; one part or the other for a vertex): two actions at any
+    size, :attr:`position` the element to decide next, and the end after the last one. A
+    subclass says which of the two actions are legal (:meth:`legal`) and records one
+    (:meth:`decide`)."""
+
+    def __init__(self, instance: InstanceT, limits: Mapping[str, int]) -> None:
+        super().__init__(instance, limits)
+        self.element_count = self.sizes_of(instance)["n"]
+        self.position = 0
+
+    @classmethod
+    def action_count(cls, limits: Mapping[str, int]) -> int:
+        return 2
+
+    def mask(self) -> np.ndarray:
+        if self.position >= self.element_count:
+            return np.zeros(2, np.bool_)
+        return self.legal()
+
+    def apply(self, action: int) -> bool:
+        self.decide(action)
+        self.position += 1
+        return self.position == self.element_count
+
+    @abstractmethod
+    def legal(self) -> np.ndarray:
+        """Which of the two actions are legal for the element at :attr:`position` (two bools)."""
+
+    @abstractmethod
+    def decide(self, action: int) -> None:
+        """Record ``action`` for the element at :attr:`position`."""
+
+
 def episode_type(task: str | Task[Any, Any]) -> type[Episode]:
     """The :class:`Episode` class a task declares (its ``episode`` capability); a task without
     one raises :class:`npgym.capabilities.MissingCapabilityError`."""

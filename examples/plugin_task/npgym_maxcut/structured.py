@@ -16,10 +16,10 @@ import numpy as np
 from gymnasium import spaces
 
 from npgym.graphs import GraphInstance
-from npgym.structured import Episode, flags, graph_arrays, graph_spaces
+from npgym.structured import ElementwiseEpisode, flags, graph_arrays, graph_spaces
 
 
-class MaxCutEpisode(Episode[GraphInstance]):
+class MaxCutEpisode(ElementwiseEpisode[GraphInstance]):
     """Place the vertices one at a time; every move is legal."""
 
     @classmethod
@@ -31,14 +31,9 @@ class MaxCutEpisode(Episode[GraphInstance]):
             "placed": flags((n,)),
         }
 
-    @classmethod
-    def action_count(cls, limits: Mapping[str, int]) -> int:
-        return 2
-
     def __init__(self, instance: GraphInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]
-        self.next_vertex = 0
         self.side = np.zeros(size, np.int8)
         self.placed = np.zeros(size, np.int8)
         self.static = graph_arrays(instance, size)
@@ -46,14 +41,12 @@ class MaxCutEpisode(Episode[GraphInstance]):
     def observation(self) -> dict[str, np.ndarray]:
         return {**self.static, "side": self.side.copy(), "placed": self.placed.copy()}
 
-    def mask(self) -> np.ndarray:
+    def legal(self) -> np.ndarray:
         return np.ones(2, np.bool_)
 
-    def apply(self, action: int) -> bool:
-        self.side[self.next_vertex] = action
-        self.placed[self.next_vertex] = 1
-        self.next_vertex += 1
-        return self.next_vertex == self.instance.n
+    def decide(self, action: int) -> None:
+        self.side[self.position] = action
+        self.placed[self.position] = 1
 
     def solution(self) -> list[int]:
         return np.flatnonzero(self.side[: self.instance.n]).tolist()
@@ -67,7 +60,7 @@ class MaxCutEpisode(Episode[GraphInstance]):
 
     def greedy_action(self) -> int:
         """The side opposite to most of the vertex's placed neighbours (side 1 on a tie)."""
-        vertex = self.next_vertex
+        vertex = self.position
         neighbours = np.flatnonzero(self.instance.adjacency[vertex][:vertex])
         on_one = int(self.side[neighbours].sum())
         return 0 if 2 * on_one > len(neighbours) else 1

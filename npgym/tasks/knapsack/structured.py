@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 from pydantic import BaseModel
 
-from npgym.structured import Episode, first_n, flags, integers, padded
+from npgym.structured import ElementwiseEpisode, first_n, flags, integers, padded
 from npgym.tasks.knapsack.instance import (
     MAX_CAPACITY,
     MAX_VALUE,
@@ -24,7 +24,7 @@ from npgym.tasks.knapsack.instance import (
 )
 
 
-class KnapsackEpisode(Episode[KnapsackInstance]):
+class KnapsackEpisode(ElementwiseEpisode[KnapsackInstance]):
     """Decide each item in turn; an item that does not fit cannot be taken."""
 
     @classmethod
@@ -44,16 +44,11 @@ class KnapsackEpisode(Episode[KnapsackInstance]):
             "item": integers(0, n, (1,)),
         }
 
-    @classmethod
-    def action_count(cls, limits: Mapping[str, int]) -> int:
-        return 2
-
     def __init__(self, instance: KnapsackInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]
         self.taken = np.zeros(size, np.int8)
         self.remaining = instance.capacity
-        self.item = 0
         self.static = {
             "weights": padded(instance.weight_array, (size,)),
             "values": padded(instance.value_array, (size,)),
@@ -66,20 +61,16 @@ class KnapsackEpisode(Episode[KnapsackInstance]):
             **self.static,
             "taken": self.taken.copy(),
             "remaining": np.array([self.remaining], np.int64),
-            "item": np.array([self.item], np.int64),
+            "item": np.array([self.position], np.int64),
         }
 
-    def mask(self) -> np.ndarray:
-        if self.item >= self.instance.n:
-            return np.zeros(2, np.bool_)
-        return np.array([True, self.instance.weights[self.item] <= self.remaining])
+    def legal(self) -> np.ndarray:
+        return np.array([True, self.instance.weights[self.position] <= self.remaining])
 
-    def apply(self, action: int) -> bool:
+    def decide(self, action: int) -> None:
         if action:
-            self.taken[self.item] = 1
-            self.remaining -= self.instance.weights[self.item]
-        self.item += 1
-        return self.item == self.instance.n
+            self.taken[self.position] = 1
+            self.remaining -= self.instance.weights[self.position]
 
     def solution(self) -> list[int]:
         return np.flatnonzero(self.taken).tolist()
@@ -91,7 +82,7 @@ class KnapsackEpisode(Episode[KnapsackInstance]):
         """Take an item that fits when its value per weight beats the items still to come."""
         if not self.mask()[1]:
             return 0
-        weights = self.instance.weight_array[self.item :]
-        values = self.instance.value_array[self.item :]
+        weights = self.instance.weight_array[self.position :]
+        values = self.instance.value_array[self.position :]
         ratios = values / weights
         return int(ratios[0] >= np.median(ratios))

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from npgym.structured import Episode, first_n, flags, integers, padded
+from npgym.structured import ElementwiseEpisode, first_n, flags, integers, padded
 from npgym.tasks.min_bisection.instance import MAX_WEIGHT, MinBisectionInstance
 
 
-class MinBisectionEpisode(Episode[MinBisectionInstance]):
+class MinBisectionEpisode(ElementwiseEpisode[MinBisectionInstance]):
     """Place each vertex in turn, keeping both parts within ceil(n / 2)."""
 
     @classmethod
@@ -31,15 +31,10 @@ class MinBisectionEpisode(Episode[MinBisectionInstance]):
             "vertex": integers(0, n, (1,)),
         }
 
-    @classmethod
-    def action_count(cls, limits: Mapping[str, int]) -> int:
-        return 2
-
     def __init__(self, instance: MinBisectionInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]
         self.side = np.full(size, -1, np.int64)
-        self.vertex = 0
         self.static = {
             "weights": padded(instance.weights, (size, size)),
             "vertex_mask": first_n(instance.n, size),
@@ -49,19 +44,15 @@ class MinBisectionEpisode(Episode[MinBisectionInstance]):
         return {
             **self.static,
             "side": self.side.copy(),
-            "vertex": np.array([self.vertex], np.int64),
+            "vertex": np.array([self.position], np.int64),
         }
 
-    def mask(self) -> np.ndarray:
-        if self.vertex >= self.instance.n:
-            return np.zeros(2, np.bool_)
+    def legal(self) -> np.ndarray:
         half = (self.instance.n + 1) // 2
         return np.array([(self.side == part).sum() < half for part in (0, 1)])
 
-    def apply(self, action: int) -> bool:
-        self.side[self.vertex] = action
-        self.vertex += 1
-        return self.vertex == self.instance.n
+    def decide(self, action: int) -> None:
+        self.side[self.position] = action
 
     def solution(self) -> list[list[int]]:
         return [np.flatnonzero(self.side == part).tolist() for part in (0, 1)]
@@ -78,7 +69,7 @@ class MinBisectionEpisode(Episode[MinBisectionInstance]):
         legal = self.mask()
         if legal.sum() == 1:
             return int(np.argmax(legal))
-        row = self.instance.weights[self.vertex]
+        row = self.instance.weights[self.position]
         side = self.side[: self.instance.n]
         pull = [int(row[side == part].sum()) for part in (0, 1)]
         if pull[0] == pull[1]:

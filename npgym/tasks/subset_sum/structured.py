@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from npgym.structured import Episode, first_n, flags, integers, padded
+from npgym.structured import ElementwiseEpisode, first_n, flags, integers, padded
 from npgym.tasks.subset_sum.instance import MAX_VALUE, SubsetSumInstance
 
 
-class SubsetSumEpisode(Episode[SubsetSumInstance]):
+class SubsetSumEpisode(ElementwiseEpisode[SubsetSumInstance]):
     """Decide each number in turn, never losing the way to the target."""
 
     @classmethod
@@ -34,16 +34,11 @@ class SubsetSumEpisode(Episode[SubsetSumInstance]):
             "index": integers(0, n, (1,)),
         }
 
-    @classmethod
-    def action_count(cls, limits: Mapping[str, int]) -> int:
-        return 2
-
     def __init__(self, instance: SubsetSumInstance, limits: Mapping[str, int]) -> None:
         super().__init__(instance, limits)
         size = limits["n"]
         self.taken = np.zeros(size, np.int8)
         self.remaining = instance.target
-        self.index = 0
         # reachable[i] bit s: some subset of numbers[i:] sums to s (bits above target dropped)
         keep = (1 << (instance.target + 1)) - 1
         self.reachable = [1] * (instance.n + 1)
@@ -61,22 +56,18 @@ class SubsetSumEpisode(Episode[SubsetSumInstance]):
             **self.static,
             "taken": self.taken.copy(),
             "remaining": np.array([self.remaining], np.int64),
-            "index": np.array([self.index], np.int64),
+            "index": np.array([self.position], np.int64),
         }
 
-    def mask(self) -> np.ndarray:
-        if self.index >= self.instance.n:
-            return np.zeros(2, np.bool_)
-        after = self.reachable[self.index + 1]
-        rest = self.remaining - self.instance.numbers[self.index]
+    def legal(self) -> np.ndarray:
+        after = self.reachable[self.position + 1]
+        rest = self.remaining - self.instance.numbers[self.position]
         return np.array([bool(after >> self.remaining & 1), rest >= 0 and bool(after >> rest & 1)])
 
-    def apply(self, action: int) -> bool:
+    def decide(self, action: int) -> None:
         if action:
-            self.taken[self.index] = 1
-            self.remaining -= self.instance.numbers[self.index]
-        self.index += 1
-        return self.index == self.instance.n
+            self.taken[self.position] = 1
+            self.remaining -= self.instance.numbers[self.position]
 
     def solution(self) -> list[int]:
         return np.flatnonzero(self.taken).tolist()
