@@ -11,5 +11,7 @@ from setuptools import find_packages, setup
 setup(
     packages=[*find_packages(include=["npgym", "npgym.*"]), "npgym.heuristics"],
     package_dir={"npgym.heuristics": "heuristics"},
-    package_data={"npgym": ["py.typed"]},  # PEP 561: the package's type hints are for users too
+    # py.typed: PEP 561, the package's type hints are for users too; the digests of the official
+    # NP-Bench versions, which eval compares every dataset with (npgym.npbench.certify)
+    package_data={"npgym": ["py.typed", "npbench/digests/*.json"]},
 )

@@ -14,11 +14,17 @@ completion of every group scored the same) are counted. Writes ``learning_curve.
 
     python -m bench.learning_curve                 # writes bench/results/learning_curve.*
     python -m bench.learning_curve --smoke --output out/learning-curve-smoke
+
+It needs PyTorch and TRL, which the plain install leaves out: ``pip install torch --index-url
+https://download.pytorch.org/whl/cpu`` (the CPU build is enough, and pip cannot pick it from an
+extra), then ``pip install -e ".[trl]"``. Without them it says so in one line (:data:`NEEDS`)
+and exits 1 before any work.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -36,6 +42,12 @@ ALPHA = 0.05
 """Significance level of the one-sided test on the reward's rise."""
 RATES = ("npgym/format_rate", "npgym/feasible_rate")
 RESULTS = Path("bench/results")
+NEEDED_MODULES = ("torch", "trl", "transformers", "datasets")
+NEEDS = (
+    "bench/learning_curve.py needs PyTorch and TRL: pip install torch --index-url "
+    'https://download.pytorch.org/whl/cpu && pip install -e ".[trl]"'
+)
+"""What to install, said in one line when a module of :data:`NEEDED_MODULES` is missing."""
 
 
 @dataclass(frozen=True)
@@ -252,6 +264,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run, write the JSON and the PNG, print the verdict; 1 when it shows no learning."""
     args = parse(argv)
+    missing = [name for name in NEEDED_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise SystemExit(f"{NEEDS} (missing: {', '.join(missing)})")
     if args.steps < 10:
         raise SystemExit(f"--steps must be at least 10 (each fifth needs two), got {args.steps}")
     args.output.mkdir(parents=True, exist_ok=True)

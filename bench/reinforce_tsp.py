@@ -3,6 +3,10 @@
     python bench/reinforce_tsp.py            # ~ a few CPU-minutes; curve in bench/results/
     python bench/reinforce_tsp.py --smoke    # seconds: runs, shapes, JSON; no learning verdict
 
+It needs PyTorch, which no npgym extra installs (the CPU build is enough, and pip cannot pick it
+from an extra): ``pip install torch --index-url https://download.pytorch.org/whl/cpu``. Without
+it the script says so in one line (:data:`NEEDS`) and exits 1.
+
 The env is ``gym.make_vec("npgym/TSP-easy", vectorization_mode="vector_entry_point",
 mode="structured", reward_mode="objective")`` (10 to 20 cities padded to 20; the reward is minus
 the tour length). The policy embeds the city coordinates with a two-layer transformer encoder
@@ -34,10 +38,19 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import torch
-from torch import nn
 
 import npgym  # noqa: F401 (registers the ids)
+
+NEEDS = (
+    "bench/reinforce_tsp.py needs PyTorch: pip install torch "
+    "--index-url https://download.pytorch.org/whl/cpu"
+)
+"""What to install, said in one line when torch is missing."""
+try:
+    import torch
+    from torch import nn
+except ModuleNotFoundError:
+    raise SystemExit(NEEDS) from None
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HELD_OUT = 512

@@ -33,6 +33,7 @@ verifiers take.
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from functools import cache
 from itertools import pairwise
@@ -51,6 +52,12 @@ MAX_DIGITS = 18
 """Longest integer literal accepted: anything longer cannot be a valid index or value."""
 INT_LIMIT = 10**MAX_DIGITS
 """Exclusive bound on the magnitude of integers in solutions (fits int64 with room to add)."""
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of JSON arrays and objects npgym decodes from text it does not trust: an
+answer (an Invert instance), a row of a file, an endpoint's reply. Legitimate ones nest at most
+6 deep. Checked by a scan of the brackets before decoding (:func:`check_json_depth`), so a
+verdict never depends on how deep in the stack the decoder runs (``sys.getrecursionlimit()``),
+and no decoder recurses deeper than this."""
 
 Value: TypeAlias = int | str | list["Value"]
 
@@ -425,6 +432,114 @@ def _to_int(digits: str) -> int:
     if len(digits.lstrip("-")) > MAX_DIGITS:
         raise AnswerFormatError(f"integer with more than {MAX_DIGITS} digits")
     return int(digits)
+
+
+# --- JSON nesting ------------------------------------------------------------------------------
+
+
+class JSONDepthError(ValueError):
+    """JSON text nested deeper than the bound (:data:`MAX_JSON_DEPTH`); never decoded."""
+
+
+_BRACKET_STEP = np.zeros(256, dtype=np.int8)
+_BRACKET_STEP[[ord("["), ord("{")]] = 1
+_BRACKET_STEP[[ord("]"), ord("}")]] = -1
+_QUOTE = ord('"')
+_NOT_STRUCTURE = bytes(set(range(256)) - set(b'"[]{}'))
+_DEPTH_CHUNK = 1 << 20
+"""Bytes of text :func:`check_json_depth` scans per vectorised step (bounds its memory)."""
+_SMALL_SCAN = 512
+"""Up to this many quotes and brackets, :func:`check_json_depth` walks them in Python (numpy's
+overhead would dominate: an Invert answer holds a few dozen)."""
+
+
+def check_json_depth(
+    text: str, max_depth: int = MAX_JSON_DEPTH, *, first_value: bool = False
+) -> None:
+    """Raise :class:`JSONDepthError` unless the brackets of ``text`` outside its strings nest at
+    most ``max_depth`` deep; text with at most ``max_depth`` brackets is not scanned.
+
+    Linear in the text and independent of the stack: escaped backslashes and then escaped
+    quotes are deleted, then every byte but quotes and brackets (``bytes.translate``, at C
+    speed), so that the parity of the quotes before a bracket says whether a string holds it;
+    numpy sums the depth over the brackets outside strings, :data:`_DEPTH_CHUNK` bytes at a
+    time. Exact for valid JSON; in invalid JSON, brackets after the first error may count (a
+    refusal either way). With ``first_value`` (``text`` starts with its opening bracket), only
+    the first value counts, up to the bracket that closes it: what ``JSONDecoder.raw_decode``
+    reads.
+    """
+    if text.count("[") + text.count("{") <= max_depth:
+        return
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    data = data.translate(None, _NOT_STRUCTURE)  # C-speed: only quotes and brackets are left
+    if len(data) <= _SMALL_SCAN:
+        if _too_deep(data, max_depth, first_value):
+            raise JSONDepthError(f"JSON nested more than {max_depth} deep")
+        return
+    quotes, depth = 0, 0
+    for start in range(0, len(data), _DEPTH_CHUNK):
+        codes = np.frombuffer(data, np.uint8, min(_DEPTH_CHUNK, len(data) - start), start)
+        quoted = np.flatnonzero(codes == _QUOTE)
+        steps = _BRACKET_STEP[codes]
+        at = np.flatnonzero(steps)  # brackets; after an odd number of quotes, in a string
+        outside = at[(np.searchsorted(quoted, at) + quotes) % 2 == 0]
+        depths = np.cumsum(steps[outside], dtype=np.int64) + depth
+        closed = np.flatnonzero(depths <= 0) if first_value else outside[:0]
+        if closed.size:
+            depths = depths[: closed[0]]
+        if depths.size and int(depths.max()) > max_depth:
+            raise JSONDepthError(f"JSON nested more than {max_depth} deep")
+        if closed.size:
+            return
+        quotes += quoted.size
+        depth = int(depths[-1]) if depths.size else depth
+
+
+def _too_deep(structure: bytes, max_depth: int, first_value: bool) -> bool:
+    """:func:`check_json_depth`'s verdict on its quotes and brackets, one at a time."""
+    depth, quoted = 0, False
+    for byte in structure:
+        if byte == _QUOTE:
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif byte in b"[{":
+            depth += 1
+            if depth > max_depth:
+                return True
+        else:
+            depth -= 1
+            if first_value and depth <= 0:
+                return False
+    return False
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+"""An escape of a UTF-16 surrogate: only a pair of them (high, then low) is a character."""
+
+
+def loads_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` of untrusted text, refused (:class:`JSONDepthError`) when it nests deeper
+    than ``max_depth``; ``bytes`` must be UTF-8 (a leading byte-order mark is skipped).
+
+    A string that decodes to a lone surrogate (``"\\ud800"``) is refused too: it is no Unicode
+    text, and could not be written back as UTF-8. Every failure is a ``ValueError``: bad JSON,
+    bad UTF-8, a lone surrogate, an integer of more digits than Python converts (4300).
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8-sig")
+    check_json_depth(text, max_depth)
+    value = json.loads(text)
+    if _SURROGATE_ESCAPE.search(text) is not None:  # rare: then check the decoded strings
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(
+                "a string holds a lone surrogate (an escape in \\ud800-\\udfff)"
+            ) from None
+    return value
 
 
 # --- solution shapes -------------------------------------------------------------------------

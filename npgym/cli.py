@@ -6,6 +6,7 @@ does the work (and serves Python callers the same way).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,10 @@ import click
 from pydantic import ValidationError
 
 from npgym.commands import (
+    MAX_REQUEST_TIMEOUT_S,
+    MAX_RETRIES,
+    MAX_SAMPLES,
+    MAX_VARIANTS,
     BuildOptions,
     EvalOptions,
     ExportOptions,
@@ -42,11 +47,55 @@ from npgym.integrations.serving import (
     DEFAULT_WORKERS,
     MAX_TIMEOUT_S,
     MAX_WORKERS,
+    TOKEN_ENV,
 )
 from npgym.reward import DEFAULT_PRESET, PRESETS
 
-_TIME_LIMIT = click.FloatRange(min=0.1, max=MAX_TIME_LIMIT)
+
+class _Float(click.types.FloatParamType):
+    """A float option: NaN and infinities are refused as not numbers (click and pydantic would
+    let NaN through a range check, or call it out of range)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        if math.isinf(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+class _FloatRange(click.FloatRange):
+    """:class:`_Float` within a range (shown in ``--help``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return super().convert(_Float().convert(value, param, ctx), param, ctx)
+
+
+class _Output(click.Path):
+    """An output path. ``''`` is refused (a path library reads it as the current folder); what
+    the path names is checked by :mod:`npgym.outputs` when the command writes."""
+
+    def __init__(self, *, folder: bool) -> None:
+        super().__init__(file_okay=not folder, dir_okay=folder, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value == "":
+            self.fail("the output path is empty.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+_TIME_LIMIT = _FloatRange(min=0.1, max=MAX_TIME_LIMIT)
 """Work budget of one exact proof, in nominal seconds (at most a day)."""
+
+DOCS = "docs"
+"""Where the documentation lives: the ``docs/`` folder of the npgym repository, markdown that
+``mkdocs serve`` (``pip install -e ".[docs]"``) turns into a site; no hosted copy is known."""
+
+
+def _docs(page: str) -> str:
+    """A command's help epilog: the page of :data:`DOCS` that explains the command."""
+    return f"Docs: {DOCS}/{page} in the npgym repository (browse them as a site: mkdocs serve)."
 
 
 EXPECTED_ERRORS = (OSError, ValueError, DatasetError, RecursionError)
@@ -81,23 +130,27 @@ def _one_line(error: BaseException) -> str:
     return text if len(text) <= 2000 else text[:1997] + "..."
 
 
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_docs("index.md"),
+)
 @click.version_option(package_name="npgym")
 def main() -> None:
     """npgym: NP-hard optimisation environments with verifiable rewards."""
 
 
-@main.command("list")
+@main.command("list", epilog=_docs("tasks.md"))
 def list_command() -> None:
     """List the registered tasks, then the task families, and their gymnasium ids."""
     run_list()
 
 
-@main.command()
+@main.command(epilog=_docs("quickstart.md"))
 @click.argument("task_name", metavar="TASK")
 @click.option("--tier", type=click.Choice(TIERS), help="Tier preset (default: medium).")
 @click.option(
-    "--difficulty", type=click.FloatRange(0, MAX_DIFFICULTY), help="Continuous difficulty instead."
+    "--difficulty", type=_FloatRange(0, MAX_DIFFICULTY), help="Continuous difficulty instead."
 )
 @click.option(
     "--overrides",
@@ -117,7 +170,7 @@ def list_command() -> None:
 )
 @click.option("--time-limit", type=_TIME_LIMIT, help="Seconds per exact proof.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="JSONL file.")
+@click.option("-o", "--output", type=_Output(folder=False), help="JSONL file.")
 def generate(**values: Any) -> None:
     """Generate COUNT instances of TASK as JSON lines (id, prompt, instance, reference...).
 
@@ -128,14 +181,14 @@ def generate(**values: Any) -> None:
     run_generate(parse_options(GenerateOptions, values))
 
 
-@main.command()
+@main.command(epilog=_docs("reward.md"))
 @click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--completions",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="JSONL with id and completion (or completions); default: read them from DATA.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="JSONL file.")
+@click.option("-o", "--output", type=_Output(folder=False), help="JSONL file.")
 def score(**values: Any) -> None:
     """Score completions against the instances in DATA and print a summary.
 
@@ -145,13 +198,13 @@ def score(**values: Any) -> None:
     run_score(parse_options(ScoreOptions, values))
 
 
-@main.group()
+@main.group(epilog=_docs("evaluate.md"))
 def bench() -> None:
     """Build NP-Bench (or a training set) with certified references."""
 
 
-@bench.command("build")
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True)
+@bench.command("build", epilog=_docs("evaluate.md"))
+@click.option("-o", "--output", type=_Output(folder=True), required=True)
 @click.option(
     "--n",
     "count",
@@ -194,7 +247,7 @@ def bench() -> None:
 @click.option("--drop-overlap", is_flag=True, help="Leave overlapping instances out instead.")
 @click.option(
     "--variants",
-    type=click.IntRange(min=0),
+    type=click.IntRange(0, MAX_VARIANTS),
     default=0,
     show_default=True,
     help="Optimum-keeping variants to add per instance (after the overlap check).",
@@ -217,12 +270,12 @@ def bench_build(**values: Any) -> None:
     run_build(parse_options(BuildOptions, values))
 
 
-@main.command("export")
+@main.command("export", epilog=_docs("evaluate.md"))
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "parquet", "verl", "trl"]), required=True
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("-o", "--output", type=_Output(folder=False), required=True)
 @click.option("--split-name", default="test", show_default=True, help="verl extra_info.split.")
 @click.option("--multi-turn", is_flag=True, help="verl: tool-agent rows for multi-turn repair.")
 @click.option(
@@ -235,12 +288,12 @@ def export_command(**values: Any) -> None:
     run_export(parse_options(ExportOptions, values))
 
 
-@main.command("show")
+@main.command("show", epilog=_docs("structured.md"))
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("--answer", help="A completion or just the answer, e.g. '[0, 2, 1, 0]'.")
 @click.option("--reference", "reference_answer", is_flag=True, help="Draw the reference instead.")
 @click.option("--row", "row_id", help="Row id, for a JSONL file or a built dataset folder.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("-o", "--output", type=_Output(folder=False), required=True)
 def show_command(**values: Any) -> None:
     """Draw the instance in SOURCE and an answer to it as a PNG, the mistake marked in red.
 
@@ -250,23 +303,23 @@ def show_command(**values: Any) -> None:
     run_show(parse_options(ShowOptions, values))
 
 
-@main.group("import")
+@main.group("import", epilog=_docs("evaluate.md"))
 def import_group() -> None:
     """Import instances published elsewhere, with npgym-certified references."""
 
 
-@import_group.command("np-engine")
+@import_group.command("np-engine", epilog=_docs("evaluate.md"))
 @click.argument(
     "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("-o", "--output", type=_Output(folder=True), required=True)
 @click.option("--time-limit", type=_TIME_LIMIT, help="Seconds per exact proof.")
 def import_np_engine(**values: Any) -> None:
     """Read NP-ENGINE question FILES, certify references, write an npgym dataset folder."""
     run_import_np_engine(parse_options(ImportOptions, values))
 
 
-@main.command("eval")
+@main.command("eval", epilog=_docs("evaluate.md"))
 @click.argument(
     "dataset", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
 )
@@ -284,7 +337,7 @@ def import_np_engine(**values: Any) -> None:
 @click.option("--model", help="Model name at the endpoint.")
 @click.option(
     "--samples",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_SAMPLES),
     default=1,
     show_default=True,
     help="Completions per instance (agents and endpoints).",
@@ -292,15 +345,15 @@ def import_np_engine(**values: Any) -> None:
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=1),
+    type=_FloatRange(1, MAX_REQUEST_TIMEOUT_S),
     default=600,
     show_default=True,
     help="Seconds per request.",
 )
-@click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True)
+@click.option("--max-retries", type=click.IntRange(0, MAX_RETRIES), default=4, show_default=True)
 @click.option("--system-prompt", help="System message sent before each problem.")
-@click.option("--temperature", type=float, default=0.6, show_default=True)
-@click.option("--top-p", type=click.FloatRange(0, 1), help="Nucleus sampling.")
+@click.option("--temperature", type=_Float(), default=0.6, show_default=True)
+@click.option("--top-p", type=_FloatRange(0, 1), help="Nucleus sampling.")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Completion token limit.")
 @click.option("--seed", "sampling_seed", type=int, help="Sampling seed sent to the server.")
 @click.option(
@@ -315,14 +368,15 @@ def import_np_engine(**values: Any) -> None:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=_Output(folder=True),
     help="Report folder (default: <dataset>/eval-<source>).",
 )
 @click.option("--no-verify", is_flag=True, help="Skip checking DATASET against its manifest.")
 @click.option(
     "--deep",
     is_flag=True,
-    help="Also solve every reference again and compare (about 14 CPU-s for NP-Bench).",
+    help="Also solve every reference again and compare (NP-Bench with --agent heuristic: "
+    "about 24 CPU-s in all, against 10 without --deep).",
 )
 @click.option(
     "--reward",
@@ -359,7 +413,7 @@ def eval_command(**values: Any) -> None:
     run_eval(parse_options(EvalOptions, values))
 
 
-@main.command("serve")
+@main.command("serve", epilog=_docs("integrations.md"))
 @click.argument("env_id", metavar="ENV_ID")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
@@ -377,17 +431,24 @@ def eval_command(**values: Any) -> None:
 )
 @click.option(
     "--idle-timeout",
-    type=click.FloatRange(0, MAX_TIMEOUT_S, min_open=True),
+    type=_FloatRange(0, MAX_TIMEOUT_S, min_open=True),
     default=DEFAULT_IDLE_TIMEOUT_S,
     show_default=True,
     help="Seconds without a message before a session is closed and its slot freed.",
 )
 @click.option(
     "--message-timeout",
-    type=click.FloatRange(0, MAX_TIMEOUT_S, min_open=True),
+    type=_FloatRange(0, MAX_TIMEOUT_S, min_open=True),
     default=DEFAULT_MESSAGE_TIMEOUT_S,
     show_default=True,
     help="Seconds the server may take to answer a message before it closes the session.",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    show_envvar=True,
+    help="Secret every client must send (Authorization: Bearer TOKEN, or ?token= on a "
+    "WebSocket). Required when --host is not a loopback address.",
 )
 def serve_command(**values: Any) -> None:
     """Serve ENV_ID (e.g. npgym/TSP-hard) as an OpenEnv environment server."""

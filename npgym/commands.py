@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from npgym.config import MAX_DIFFICULTY, TIERS, validation_summary
 from npgym.datasets import (
@@ -39,15 +43,41 @@ from npgym.integrations.serving import (
     DEFAULT_WORKERS,
     MAX_TIMEOUT_S,
     MAX_WORKERS,
+    TOKEN_ENV,
+    check_token,
+    is_loopback,
 )
+from npgym.outputs import check_output_folder, open_output, output_target, refuse_overwriting
 from npgym.progress import Progress
 from npgym.records import read_jsonl, write_jsonl
-from npgym.registry import ENV_NAMESPACE, env_id, get_task, list_tasks
+from npgym.registry import CURRICULUM_ENV_ID, ENV_NAMESPACE, env_id, get_task, list_tasks
 from npgym.reward import DEFAULT_PRESET, PRESETS
 from npgym.task import Task
 
+if TYPE_CHECKING:
+    from npgym.npbench.certify import Provenance
+
+MAX_SAMPLES = 1024
+"""``eval --samples``: completions per instance (pass@k up to k = 1024)."""
+MAX_RETRIES = 20
+"""``eval --max-retries``: retries of one request (backoff capped at 30 s: about 10 minutes)."""
+MAX_REQUEST_TIMEOUT_S = 86_400.0
+"""``eval --timeout``: seconds one request may take (a day)."""
+MAX_VARIANTS = 100
+"""``bench build --variants``: optimum-keeping variants per instance."""
+
+
+def _not_empty(value: Any) -> Any:
+    """Refuse an empty path, which :class:`Path` would read as the current folder."""
+    if isinstance(value, str) and value == "":
+        raise ValueError("the output path is empty")
+    return value
+
+
+OutputPath = Annotated[Path, BeforeValidator(_not_empty)]
+"""An output file or folder: never ``''`` (see :mod:`npgym.outputs` for what else is checked)."""
 Tier = Literal["easy", "medium", "hard", "benchmark"]
-TimeLimit = Annotated[float, Field(ge=0.1, le=MAX_TIME_LIMIT)]
+TimeLimit = Annotated[float, Field(ge=0.1, le=MAX_TIME_LIMIT, allow_inf_nan=False)]
 """Work budget of one exact proof, in nominal seconds (at most a day)."""
 Agent = Literal["random", "greedy", "heuristic"]
 ExportFormat = Literal["jsonl", "parquet", "verl", "trl"]
@@ -64,19 +94,20 @@ class GenerateOptions(Options):
 
     task_name: str
     tier: Tier | None = None
-    difficulty: float | None = Field(None, ge=0, le=MAX_DIFFICULTY)
+    difficulty: float | None = Field(None, ge=0, le=MAX_DIFFICULTY, allow_inf_nan=False)
     overrides_json: str | None = None
     count: int = Field(100, ge=1)
     seed: int = Field(0, ge=0)
     reference_mode: ReferenceMode = "exact"
     time_limit: TimeLimit | None = None
     workers: int = Field(1, ge=1)
-    output: Path | None = None
+    output: OutputPath | None = None
 
     @model_validator(mode="after")
     def _tier_or_difficulty(self) -> GenerateOptions:
         if self.tier is not None and self.difficulty is not None:
             raise ValueError("give --tier or --difficulty, not both")
+        _json_object(self.overrides_json, "--overrides")  # refused before any work
         return self
 
 
@@ -85,13 +116,13 @@ class ScoreOptions(Options):
 
     data: Path
     completions: Path | None = None
-    output: Path | None = None
+    output: OutputPath | None = None
 
 
 class BuildOptions(Options):
     """``npgym bench build``: instances with certified references, into a dataset folder."""
 
-    output: Path
+    output: OutputPath
     count: int = Field(100, ge=1)
     tasks: str | None = None
     tier: Tier | None = None
@@ -105,7 +136,7 @@ class BuildOptions(Options):
     ray_address: str | None = None
     exclude: tuple[Path, ...] = ()
     drop_overlap: bool = False
-    variants: int = Field(0, ge=0)
+    variants: int = Field(0, ge=0, le=MAX_VARIANTS)
     allow_unproven: bool = False
     bench_version: int = Field(BENCH_VERSION, ge=1, le=BENCH_VERSION)
 
@@ -121,7 +152,7 @@ class ExportOptions(Options):
 
     dataset: Path
     fmt: ExportFormat
-    output: Path
+    output: OutputPath
     split_name: str = "test"
     multi_turn: bool = False
     plain: bool = False
@@ -132,7 +163,7 @@ class ShowOptions(Options):
     """``npgym show``: an instance and an answer (or its reference) drawn as a PNG."""
 
     source: Path
-    output: Path
+    output: OutputPath
     answer: str | None = None
     reference_answer: bool = False
     row_id: str | None = None
@@ -142,7 +173,7 @@ class ImportOptions(Options):
     """``npgym import np-engine``: published NP-ENGINE questions, with certified references."""
 
     files: tuple[Path, ...] = Field(min_length=1)
-    output: Path
+    output: OutputPath
     time_limit: TimeLimit | None = None
 
 
@@ -155,18 +186,18 @@ class EvalOptions(Options):
     agent: Agent | None = None
     endpoint: str | None = None
     model: str | None = None
-    samples: int = Field(1, ge=1)
+    samples: int = Field(1, ge=1, le=MAX_SAMPLES)
     concurrency: int = Field(8, ge=1)
-    timeout: float = Field(600, ge=1)
-    max_retries: int = Field(4, ge=0)
+    timeout: float = Field(600, ge=1, le=MAX_REQUEST_TIMEOUT_S, allow_inf_nan=False)
+    max_retries: int = Field(4, ge=0, le=MAX_RETRIES)
     system_prompt: str | None = None
     temperature: float = Field(0.6, allow_inf_nan=False)
-    top_p: float | None = Field(None, ge=0, le=1)
+    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
     max_tokens: int | None = Field(None, ge=1)
     sampling_seed: int | None = None
     extra_body: str | None = None
     allow_missing: bool = False
-    output: Path | None = None
+    output: OutputPath | None = None
     reward_preset: str = DEFAULT_PRESET
     no_verify: bool = False
     deep: bool = False
@@ -180,6 +211,7 @@ class EvalOptions(Options):
     def _one_source(self) -> EvalOptions:
         if self.compare:
             return self
+        _json_object(self.extra_body, "--extra-body")  # refused before the dataset is read
         sources = [s for s in (self.completions, self.agent, self.endpoint) if s is not None]
         if self.dataset is None or len(sources) != 1:
             raise ValueError("give DATASET and one of --completions, --agent or --endpoint")
@@ -202,11 +234,24 @@ class ServeOptions(Options):
     workers: int = Field(DEFAULT_WORKERS, ge=0, le=MAX_WORKERS)
     idle_timeout: float = Field(DEFAULT_IDLE_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
     message_timeout: float = Field(DEFAULT_MESSAGE_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+    token: str | None = None
 
     @model_validator(mode="after")
     def _an_npgym_env(self) -> ServeOptions:
         if not self.env_id.startswith(f"{ENV_NAMESPACE}/"):
             raise ValueError(f"ENV_ID {self.env_id!r} is not an npgym environment (npgym/...)")
+        if self.env_id == CURRICULUM_ENV_ID:
+            raise ValueError(
+                f"ENV_ID {self.env_id} needs a curriculum object and cannot be served: "
+                "serve a task's env id (npgym/<Task>-<tier>)"
+            )
+        if self.token is not None:
+            check_token(self.token)
+        elif not is_loopback(self.host):
+            raise ValueError(
+                f"--host {self.host} is reachable from other machines: give --token "
+                f"(or set {TOKEN_ENV}) so that only your clients can use the server"
+            )
         return self
 
 
@@ -237,17 +282,23 @@ def run_list() -> None:
     """Print the registered tasks, then the task families, and their gymnasium ids."""
     from npgym.families import family_env_names
 
-    for name in (*list_tasks(), *family_env_names()):
-        task = get_task(name)
+    names = (*list_tasks(), *family_env_names())
+    tasks = [get_task(name) for name in names]
+    width = max(map(len, names))
+    category_width = max(len(task.category) for task in tasks)
+    for name, task in zip(names, tasks, strict=True):
         ids = ", ".join(env_id(name, tier) for tier in TIERS)
-        print(f"{name:<20} {task.category:<20} {task.sense}imise {task.objective_name}")
-        print(f"{'':<20} {ids}")
+        goal = f"{task.sense}imise {task.objective_name}"
+        print(f"{name:<{width}}  {task.category:<{category_width}}  {goal}")
+        print(f"{'':<{width}}  {ids}")
 
 
 def run_generate(options: GenerateOptions) -> None:
     """Write ``options.count`` instances of one task as JSON lines (id, prompt, instance,
     reference...) to ``options.output`` or standard output."""
     task = _task(options.task_name)
+    if options.output is not None:
+        output_target(options.output)  # refused before any work, not after
     difficulty, tier = options.difficulty, options.tier
     spec = DatasetSpec(
         split="generate",
@@ -280,6 +331,11 @@ def run_score(options: ScoreOptions) -> None:
         summarize,
     )
 
+    if options.output is not None:
+        output_target(options.output)
+        refuse_overwriting(
+            options.output, [options.data, *filter(None, [options.completions])], "the input"
+        )
     rows = list(read_jsonl(options.data))
     if options.completions is None:
         inline = ((f"{options.data} row {row.get('id')!r}", row) for row in rows)
@@ -320,6 +376,7 @@ def run_build(options: BuildOptions) -> None:
     references, unless ``allow_unproven``."""
     from npgym.npbench.build import BuildSpec, build
 
+    check_output_folder(options.output)
     try:
         spec = BuildSpec(
             split=options.split,
@@ -388,10 +445,8 @@ def run_export(options: ExportOptions) -> None:
     from npgym.npbench.export import export_rows
 
     dataset, output = options.dataset, options.output
-    if output.resolve() in {path.resolve() for path in dataset_files(dataset)}:
-        raise OptionsError(
-            f"{output} is one of the dataset's own files; write the export elsewhere"
-        )
+    output_target(output)
+    refuse_overwriting(output, dataset_files(dataset), "the dataset's own")
     rows = (
         read_dataset(dataset, verify=False)
         if options.no_verify
@@ -427,6 +482,7 @@ def run_import_np_engine(options: ImportOptions) -> None:
     """Read NP-ENGINE question files, certify references, write an npgym dataset folder."""
     from npgym.npbench.importers import import_np_engine_files
 
+    check_output_folder(options.output)
     summary = import_np_engine_files(
         options.files, options.output, time_limit=options.time_limit, progress=True
     )
@@ -439,24 +495,28 @@ def run_eval(options: EvalOptions) -> None:
     (in ``output``, default the current folder) instead. Fails when instances got no answer,
     unless ``allow_missing``."""
     from npgym.npbench import evaluate as evaluation
-    from npgym.npbench.build import load_manifest, read_dataset
+    from npgym.npbench.build import read_dataset
 
     if options.compare:
         from npgym.npbench.plots import plot_compare
 
+        folder = check_output_folder(options.output or Path())
         reports = [evaluation.read_report(path) for path in options.compare]
         print(evaluation.compare(*reports))
-        folder = options.output or Path()
         folder.mkdir(parents=True, exist_ok=True)
         _say(f"picture: {plot_compare(reports, folder / 'compare.png', options.plot_style)}")
         return
     assert options.dataset is not None  # EvalOptions insists on it without compare
+    if options.output is not None:
+        check_output_folder(options.output)  # refused before the dataset is checked, not after
     dataset = options.dataset
     rows = list(read_dataset(dataset, verify=not options.no_verify))
-    verification = _certify(dataset, rows, no_verify=options.no_verify, deep=options.deep)
+    verification, provenance, tiers_checked = _certify(
+        dataset, rows, no_verify=options.no_verify, deep=options.deep
+    )
     completions, agent = options.completions, options.agent
     source = str(completions.name if completions else agent or options.model)
-    folder = options.output or dataset / f"eval-{_slug(source)}"
+    folder = check_output_folder(options.output or dataset / f"eval-{_slug(source)}")
     if completions is not None:
         texts = evaluation.read_completions(completions)
     elif agent is not None:
@@ -471,8 +531,9 @@ def run_eval(options: EvalOptions) -> None:
         texts,
         source=source,
         reward=options.reward_preset,
-        bench_version=load_manifest(dataset).get("bench_version"),
         verification=verification,
+        provenance=provenance,
+        tiers_checked=tiers_checked,
     )
     for warning in texts.warnings:
         _say(f"warning: {warning}")
@@ -527,37 +588,41 @@ def _sample_endpoint(options: EvalOptions, rows: list[Any], folder: Path) -> Pat
     return sampled
 
 
-def _certify(dataset: Path, rows: list[Any], *, no_verify: bool, deep: bool) -> str:
+def _certify(
+    dataset: Path, rows: list[Any], *, no_verify: bool, deep: bool
+) -> tuple[str, Provenance, set[str]]:
     """Check ``rows`` beyond their manifest (see :mod:`npgym.npbench.certify`); say which checks
-    ran, for the report."""
+    ran, what the dataset is (compared with the official digests) and which rows' tiers were
+    checked (regenerated, or official rows), for the report."""
     from npgym.npbench import certify
     from npgym.npbench.build import load_manifest
 
     if no_verify:
-        return "none (--no-verify)"
-    checks = ["manifest"]
+        return "none (--no-verify)", certify.UNVERIFIED, set()
+    checks = ["manifest, every row's prompt and columns derived again from its instance"]
     regenerated = certify.regenerate(dataset, rows)
     if regenerated:
-        checks.append(f"{regenerated} instances regenerated from the recorded spec")
+        checks.append(f"{len(regenerated)} instances regenerated from the recorded spec")
+    provenance = certify.provenance(rows)
+    checks.append(f"compared with the NP-Bench digests: {provenance.label}")
     if deep:
         time_limit = (load_manifest(dataset).get("spec") or {}).get("time_limit")
         proven = certify.prove_again(rows, time_limit=time_limit, progress=True)
         checks.append(f"{proven} references solved again (--deep)")
     elif not regenerated:
         checks.append("no seeds to regenerate from: pass --deep to solve the references again")
-    return "; ".join(checks)
+    return "; ".join(checks), provenance, {*regenerated, *provenance.official_ids}
 
 
 def run_serve(options: ServeOptions) -> None:
     """Serve one env id as an OpenEnv environment server (until interrupted)."""
     try:
-        from npgym.integrations.openenv import create_server_app
+        from npgym.integrations.openenv import create_server_app, run_server
     except ImportError as error:
         raise ValueError(
             f"the OpenEnv server needs: pip install 'npgym[openenv]' ({error})"
         ) from error
     import gymnasium
-    import uvicorn
 
     try:
         app = create_server_app(
@@ -566,6 +631,7 @@ def run_serve(options: ServeOptions) -> None:
             workers=options.workers,
             idle_timeout_s=options.idle_timeout,
             message_timeout_s=options.message_timeout,
+            token=options.token,
             max_attempts=options.max_attempts,
             exact_reference=not options.heuristic_reference,
         )
@@ -574,9 +640,10 @@ def run_serve(options: ServeOptions) -> None:
     print(
         f"serving {options.env_id} on ws://{options.host}:{options.port}/ws "
         f"({options.max_sessions} sessions at most, {options.workers} reference workers, "
-        f"{options.idle_timeout:g} s idle timeout)"
+        f"{options.idle_timeout:g} s idle timeout, "
+        f"{'token required' if options.token else 'no token'})"
     )
-    uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
+    run_server(app, options.host, options.port)
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -610,11 +677,32 @@ def _json_object(text: str | None, option: str) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        json.dumps(value, ensure_ascii=False).encode("utf-8")  # lone surrogates
     except json.JSONDecodeError as error:
         raise OptionsError(f"{option}: not valid JSON: {error.msg}") from error
+    except RecursionError as error:
+        raise OptionsError(f"{option}: JSON nested too deeply") from error
+    except UnicodeEncodeError as error:
+        raise OptionsError(f"{option}: not valid text: {error.reason}") from error
+    except ValueError as error:  # a constant or a number that is not finite
+        raise OptionsError(f"{option}: {error}") from error
     if not isinstance(value, dict):
-        raise OptionsError(f"{option}: expected a JSON object")
+        raise OptionsError(f"{option}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    """``NaN``, ``Infinity`` and ``-Infinity``, which Python's JSON reader takes and JSON has
+    not: refused (a server would read them as a bad request, or as nothing at all)."""
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused when it overflows to infinity (``1e999``)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
     return value
 
 
@@ -623,26 +711,5 @@ def _slug(text: str) -> str:
 
 
 def _save_completions(texts: dict[str, list[str]], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
+    with open_output(path, in_folder=True) as handle:
         write_jsonl(({"id": key, "completions": value} for key, value in texts.items()), handle)
-
-
-@contextmanager
-def open_output(path: Path | None) -> Iterator[IO[str]]:
-    """Open ``path`` for writing, or use stdout when it is ``None``.
-
-    The text goes to a temporary file beside ``path`` that replaces it only once complete, so a
-    failed write (a full disk, an error halfway) leaves what was there before untouched.
-    """
-    if path is None:
-        yield sys.stdout
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            yield handle
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)

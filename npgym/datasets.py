@@ -28,7 +28,6 @@ import itertools
 import multiprocessing
 import os
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -545,21 +544,44 @@ def worker_count(requested: int | None, items: int) -> int:
 
 
 COMPILING_MESSAGE = "compiling verifier kernels (first run only)"
-"""Said once per process when numba starts compiling (not when it loads its on-disk cache)."""
+"""Starts each progress line of a cold warm-up: ``<message>: 3/10 TSP ...`` when numba starts
+compiling a task's kernels (not when it loads them from its on-disk cache), ``<message>: 3/10
+TSP ... 12 kernels, 20 s`` at most every :data:`COMPILE_PROGRESS_EVERY` seconds while it goes
+on, then ``<message>: done in 48 s``. A warm cache says nothing."""
+COMPILE_PROGRESS_EVERY = 5.0
+"""Seconds between two progress lines while one task's kernels compile (a cold TSP alone takes
+about 40 s on a busy 2-core machine)."""
 _warmed: set[tuple[str, bool]] = set()
-_announced = threading.Event()
 
 
 class _CompileNotice(numba_event.Listener):
-    """Says :data:`COMPILING_MESSAGE` on stderr at the first real numba compile."""
+    """Says on stderr which task's kernels numba compiles, and how far it got (see
+    :data:`COMPILING_MESSAGE`), so a cold start shows progress, not silence."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.index, self.name = total, 0, ""
+        self.started = self.said_at = time.monotonic()
+        self.kernels = 0
+        self.said_task = self.compiled = False
+
+    def task(self, index: int, name: str) -> None:
+        """Warm-up moves on to the ``index``-th task (from 1), called ``name``."""
+        self.index, self.name, self.said_task, self.kernels = index, name, False, 0
+
+    def _say(self, tail: str = "") -> None:
+        self.said_at = time.monotonic()
+        line = f"{COMPILING_MESSAGE}: {self.index}/{self.total} {self.name} ...{tail}"
+        print(line, file=sys.stderr, flush=True)
 
     def on_start(self, event: numba_event.Event) -> None:
-        if not _announced.is_set():
-            _announced.set()
-            print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+        if not self.said_task:
+            self.said_task = self.compiled = True
+            self._say()
 
     def on_end(self, event: numba_event.Event) -> None:
-        """Nothing to do when a compile ends."""
+        self.kernels += 1
+        if time.monotonic() - self.said_at >= COMPILE_PROGRESS_EVERY:
+            self._say(f" {self.kernels} kernels, {time.monotonic() - self.started:.0f} s")
 
 
 def warm_up(tasks: Iterable[str], references: bool = True) -> None:
@@ -567,22 +589,28 @@ def warm_up(tasks: Iterable[str], references: bool = True) -> None:
 
     Pool workers are forked after this, so they inherit the compiled kernels instead of each
     importing and compiling them again. Without ``references`` only generation is warmed.
-    Tasks warmed before are skipped. If numba has to compile (its cache is cold), the first
-    compile says :data:`COMPILING_MESSAGE` on stderr, once per process.
+    Tasks warmed before are skipped. If numba has to compile (its cache is cold), each task
+    that compiles says so on stderr, and the end says how long it took
+    (:data:`COMPILING_MESSAGE`).
     """
     todo = [
         name
         for name in dict.fromkeys(tasks)
         if (name, references) not in _warmed and (name, True) not in _warmed
     ]
-    with numba_event.install_listener("numba:compile", _CompileNotice()):
-        for name in todo:
+    notice = _CompileNotice(len(todo))
+    with numba_event.install_listener("numba:compile", notice):
+        for index, name in enumerate(todo, start=1):
+            notice.task(index, name)
             task = get_task(name)
             instance = task.generate(0, tier="easy")
             if references:
                 reference = task.reference(instance, time_limit=1.0)
                 task.score(instance, task.format_answer(reference.solution), reference)
             _warmed.add((name, references))
+    if notice.compiled:
+        elapsed = time.monotonic() - notice.started
+        print(f"{COMPILING_MESSAGE}: done in {elapsed:.0f} s", file=sys.stderr, flush=True)
 
 
 def _run_pool(items: list[WorkItem], spec: DatasetSpec, workers: int) -> Iterator[ItemResult]:

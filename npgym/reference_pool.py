@@ -22,7 +22,12 @@ Rows and rewards stay byte for byte those of the pool-less path:
   in the worker (raised again here, in the caller), or a fingerprint that does not match.
 
 Workers are started with ``spawn`` (no state forked from a trainer that may hold threads or a
-GPU context) on first use, exit when the process that started them dies (even by ``kill -9``),
+GPU context) on first use, so each imports the script that started it again: a script that makes
+a pool at import time, without an ``if __name__ == "__main__":`` guard, would make every worker
+run the script and fail. Such a worker exits quietly with :data:`UNGUARDED_MAIN_EXIT` instead,
+and the pool warns once (:class:`ReferencePoolFallback`, naming the cause and the fix) and
+computes every reference in-process; a pool switched off after :data:`MAX_RESTARTS` rebuilds
+warns the same way. Workers exit when the process that started them dies (even by ``kill -9``),
 and are stopped by :meth:`ReferencePool.close` (or leaving the ``with`` block) within
 :data:`CLOSE_GRACE` seconds. :attr:`ReferencePool.stats` counts what happened, ``waits`` above
 all: how often the caller found the reference it needed not ready.
@@ -38,12 +43,15 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
+from multiprocessing.connection import wait as ready_objects
+from multiprocessing.context import SpawnContext, SpawnProcess
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -68,6 +76,35 @@ MAX_RESTARTS = 3
 """Pool rebuilds after a worker died or hung; past this, every reference is computed in-process."""
 CLOSE_GRACE = 5.0
 """Seconds a worker has to exit after SIGTERM before :meth:`ReferencePool.close` kills it."""
+UNGUARDED_MAIN_EXIT = 87
+"""Exit status of a worker that, while importing its parent's script (``spawn``), was asked to
+start a pool itself: the script has no ``if __name__ == "__main__":`` guard."""
+WORKER_NAME = "npgym-reference-worker"
+"""Name of the pool's worker processes (how a starting worker knows it is one)."""
+
+
+class ReferencePoolFallback(RuntimeWarning):
+    """A :class:`ReferencePool` switched itself off: every reference is computed in the caller's
+    process from then on (the rows stay the same, the trainer waits for each)."""
+
+
+class _WorkerProcess(SpawnProcess):
+    """A spawned worker named :data:`WORKER_NAME`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = f"{WORKER_NAME}-{self.name}"
+
+
+class _WorkerContext(SpawnContext):
+    Process = _WorkerProcess
+
+
+def _importing_main_in_a_worker() -> bool:
+    """Whether this process is one of a pool's workers still importing its parent's script
+    (where starting processes raises ``RuntimeError``: the script is unguarded)."""
+    process = multiprocessing.current_process()
+    return bool(getattr(process, "_inheriting", False)) and process.name.startswith(WORKER_NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +161,22 @@ def _start_worker(parent: int, tasks: tuple[str, ...]) -> None:
     for name in tasks:
         task = get_task(name)
         task.reference(task.generate(0, tier="easy"), time_limit=1.0)
+
+
+def _outside_npgym() -> int:
+    """The ``stacklevel`` that points a warning issued by this module's caller at the first
+    frame outside npgym (the user's line)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _main_script() -> str:
+    """The script the process runs, as a worker would import it again."""
+    main = sys.modules.get("__main__")
+    return repr(getattr(main, "__file__", None) or "__main__")
 
 
 def _worker_pid() -> int:
@@ -251,10 +304,12 @@ class ReferencePool:
         self.stats.submitted += 1
 
     def _pool(self) -> ProcessPoolExecutor:
+        if _importing_main_in_a_worker():
+            os._exit(UNGUARDED_MAIN_EXIT)  # the parent's pool sees it and warns once
         if self._executor is None:
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
+                mp_context=_WorkerContext(),
                 initializer=_start_worker,
                 initargs=(os.getpid(), self.tasks),
             )
@@ -319,11 +374,47 @@ class ReferencePool:
 
     def _restart(self) -> None:
         """Stop the workers (a new set starts on the next job), or switch the pool off for good
-        after :data:`MAX_RESTARTS` rebuilds. Jobs in flight are lost and computed here later."""
+        when they cannot start (an unguarded script) or after :data:`MAX_RESTARTS` rebuilds,
+        with one warning. Jobs in flight are lost and computed here later."""
+        if self._disabled:
+            return
+        unguarded = UNGUARDED_MAIN_EXIT in self._exit_codes()
         self._stop()
         self.stats.restarts += 1
-        if self.stats.restarts > MAX_RESTARTS:
-            self._disabled = True
+        if unguarded:
+            self._switch_off(
+                f"its worker processes could not start, since they import the script "
+                f"{_main_script()} again (start method 'spawn'), and it makes the pool without "
+                f'an `if __name__ == "__main__":` guard. Fix: put the script\'s code under '
+                f'`if __name__ == "__main__":`'
+            )
+        elif self.stats.restarts > MAX_RESTARTS:
+            self._switch_off(
+                f"its workers died or hung {self.stats.restarts} times (more than MAX_RESTARTS="
+                f"{MAX_RESTARTS})"
+            )
+
+    def _switch_off(self, cause: str) -> None:
+        """Compute every reference in-process from now on, and say why (once: the pool stays
+        off)."""
+        self._disabled = True
+        warnings.warn(
+            f"ReferencePool switched off (every reference is computed in this process from now "
+            f"on): {cause}.",
+            ReferencePoolFallback,
+            stacklevel=_outside_npgym(),
+        )
+
+    def _exit_codes(self) -> list[int]:
+        """Exit statuses of the workers that have exited. A worker's status can lag its exit
+        (the executor's thread may be reaping it), so each is awaited, at most
+        :data:`CLOSE_GRACE` seconds."""
+        processes = list((getattr(self._executor, "_processes", None) or {}).values())
+        exited = [process for process in processes if ready_objects([process.sentinel], timeout=0)]
+        deadline = time.monotonic() + CLOSE_GRACE
+        while any(process.exitcode is None for process in exited) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return [process.exitcode for process in exited if process.exitcode is not None]
 
     def _stop(self) -> None:
         executor, self._executor = self._executor, None

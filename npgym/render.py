@@ -87,12 +87,15 @@ def draw_answer(
     """
     if completion is None:
         return draw(task, instance, None)
+    if reference is None:
+        reference = task.reference(instance)
     score = task.score(instance, completion, reference)
     try:
         solution = task.parse(completion)
     except AnswerFormatError:
         solution = None
-    return _render(task, instance, solution, False, score_line(task, score))
+    headline = score_line(task, score, proven=reference.proven_optimal)
+    return _render(task, instance, solution, False, headline)
 
 
 def verdict_line(task: Task[Any, Any], verdict: Verdict) -> str:
@@ -102,8 +105,10 @@ def verdict_line(task: Task[Any, Any], verdict: Verdict) -> str:
     return f"feasible, {task.objective_name} {verdict.objective}"
 
 
-def score_line(task: Task[Any, Any], score: Score) -> str:
-    """A score in one line: the failure's reason, or the objective and the ratio."""
+def score_line(task: Task[Any, Any], score: Score, *, proven: bool = False) -> str:
+    """A score in one line: the failure's reason, or the objective and the ratio to the
+    reference, named ``optimum`` when ``proven`` (a proven optimal reference), else ``best
+    known``."""
     if not score.format_ok:
         return f"format error: {score.reason}"
     if not score.feasible:
@@ -112,16 +117,22 @@ def score_line(task: Task[Any, Any], score: Score) -> str:
         return "feasible: Impossible is correct"
     return (
         f"feasible, {task.objective_name} {score.objective} "
-        f"(best known {score.reference_objective}, ratio {score.optimality:.3f})"
+        f"({'optimum' if proven else 'best known'} {score.reference_objective}, "
+        f"ratio {score.optimality:.3f})"
     )
 
 
-def save_png(image: np.ndarray, path: str | Path) -> Path:
-    """Write an ``(H, W, 3)`` picture as a PNG."""
+def save_png(image: np.ndarray, path: str | Path, *, in_folder: bool = False) -> Path:
+    """Write an ``(H, W, 3)`` picture as a PNG by :mod:`npgym.outputs`' rules (a file replaced
+    whole, a device or FIFO written in place, a folder or a link to a file refused; with
+    ``in_folder``, a file npgym names inside an output folder: only absent or a regular file)."""
     from matplotlib.image import imsave
 
+    from npgym.outputs import open_binary_output
+
     target = Path(path)
-    imsave(target, image, format="png")
+    with open_binary_output(target, in_folder=in_folder) as handle:
+        imsave(handle, image, format="png")
     return target
 
 

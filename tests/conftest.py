@@ -8,6 +8,8 @@
 - hypothesis: no per-example deadline (the first call of a numba kernel compiles it).
 - ``built`` and ``copy``: a bench folder built once per module from the module's ``SPEC``, and a
   fresh copy of it per test (for the modules that tamper with built folders).
+- Tests skipped for a missing optional dependency (``tests/extras.py``) are listed in the file
+  named by ``NPGYM_RECORD_EXTRA_SKIPS``, for CI to run them again once the extras are installed.
 """
 
 import hashlib
@@ -79,3 +81,36 @@ def _score_guard_never_trips():
     yield
     tripped = GUARD_TRIPS - before
     assert not tripped, f"score() guard caught a bug: {dict(tripped)} (see the npgym log)"
+
+
+_EXTRA_SKIPS: dict[str, str] = {}
+
+
+def _note_extra_skip(report: pytest.CollectReport | pytest.TestReport) -> None:
+    from tests.extras import is_extra_skip
+
+    if report.skipped and isinstance(report.longrepr, tuple) and not hasattr(report, "wasxfail"):
+        text = str(report.longrepr[2]).removeprefix("Skipped: ")
+        if is_extra_skip(text):
+            _EXTRA_SKIPS[report.nodeid] = text
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A test file skipped as a whole (``need`` at module level)."""
+    _note_extra_skip(report)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """A single test skipped (``need`` inside it)."""
+    _note_extra_skip(report)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the tests skipped for a missing extra where ``NPGYM_RECORD_EXTRA_SKIPS`` says (in
+    the controller only: xdist workers' reports reach it too)."""
+    from tests.extras import RECORD_ENV
+
+    target = os.environ.get(RECORD_ENV)
+    if target and not hasattr(session.config, "workerinput"):
+        lines = (f"{nodeid}\t{text}\n" for nodeid, text in sorted(_EXTRA_SKIPS.items()))
+        Path(target).write_text("".join(lines))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 
@@ -22,6 +23,9 @@ from npgym.answer import (
     parse_value,
     render_value,
 )
+from npgym.instance import Instance
+from npgym.results import Score
+from npgym.task import Task
 
 
 @pytest.mark.parametrize(
@@ -229,3 +233,102 @@ def test_only_n_lower_cases_to_n() -> None:
 def test_a_later_answer_word_in_any_case_still_counts(word: str) -> None:
     """The shortcut sees the "N" or "n" and falls back to the full search."""
     assert extract_answer(f"Answer: [1] then {word}: [2]") == "[2]"
+
+
+# --- JSON nesting: an explicit bound, never the interpreter's stack ----------------------------
+
+_JSON_LEAVES = st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab\n\u2028')
+_JSON_VALUES = st.recursive(
+    _JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=40,
+)
+
+
+def _json_depth(value: object) -> int:
+    """How deep arrays and objects nest in ``value`` (0 for a scalar)."""
+    if isinstance(value, list):
+        return 1 + max(map(_json_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_json_depth, value.values()), default=0)
+    return 0
+
+
+@given(_JSON_VALUES, st.sampled_from([1, 7, answer._DEPTH_CHUNK]), st.booleans())
+def test_the_json_depth_scan_is_exact_on_valid_json(
+    value: object, chunk: int, vectorised: bool
+) -> None:
+    """Brackets inside strings (escaped quotes and backslashes too) never count; the scan
+    refuses exactly the values nested deeper than the bound, whatever its chunk size, in
+    numpy and in the Python walk of small texts alike."""
+    text, depth = json.dumps(value, ensure_ascii=False), _json_depth(value)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(answer, "_DEPTH_CHUNK", chunk)
+        patch.setattr(answer, "_SMALL_SCAN", -1 if vectorised else 10**9)
+        answer.check_json_depth(text, depth)
+        if depth:  # brackets after the first value closes are not its own
+            answer.check_json_depth(text + " ]" + "[" * 50, depth, first_value=True)
+            with pytest.raises(answer.JSONDepthError):
+                answer.check_json_depth(text, depth - 1)
+
+
+@pytest.mark.parametrize("opener", ["[", '{"a":'])
+def test_json_at_the_depth_limit_is_read_and_one_past_is_refused(opener: str) -> None:
+    closer = "]" if opener == "[" else "}"
+    limit = answer.MAX_JSON_DEPTH
+    at_limit = opener * limit + "1" + closer * limit
+    assert _json_depth(answer.loads_json(at_limit)) == limit
+    with pytest.raises(answer.JSONDepthError, match=f"more than {limit} deep"):
+        answer.loads_json(opener + at_limit + closer)
+    with pytest.raises(answer.JSONDepthError):  # unclosed: a decoder would descend all the same
+        answer.loads_json(opener * 200_000)
+    assert answer.loads_json(f'["{"[" * 200_000}"]') == ["[" * 200_000]  # inside a string
+
+
+def test_loads_json_refuses_lone_surrogates_and_keeps_pairs() -> None:
+    assert answer.loads_json('["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]
+    for text in ['"\\ud800 Answer: [0]"', '{"\\udc00": 1}', '["\\ude00\\ud83d"]']:
+        with pytest.raises(ValueError, match="lone surrogate"):
+            answer.loads_json(text)
+    assert answer.loads_json(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}  # a byte-order mark
+    with pytest.raises(UnicodeDecodeError):
+        answer.loads_json(b'{"a": "\xff"}')
+
+
+def _invert_answer(depth: int) -> str:
+    """An Invert-TSP answer (a JSON object) whose one field nests ``depth - 1`` lists deep."""
+    return 'Answer: {"distances": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+
+def _score_deeper(task: Task, instance: Instance, completion: str, frames: int) -> Score:
+    """``task.score`` called ``frames`` Python frames deeper than here."""
+    if frames:
+        return _score_deeper(task, instance, completion, frames - 1)
+    return task.score(instance, completion)
+
+
+def test_an_invert_answer_scores_the_same_at_any_stack_depth() -> None:
+    """A 2 KB answer nested 960 deep scored -0.5 at the top level (decoded, then not a valid
+    instance) and -2.5 forty frames deeper (the decoder hit the recursion limit). Now the
+    bound decides: past it, a format failure that says so, at every depth of the stack."""
+    import npgym
+
+    task = npgym.get_task("Invert-TSP")
+    instance = task.generate(0, tier="easy")
+    limit = answer.MAX_JSON_DEPTH
+    completions = {
+        "reference": task.format_answer(task.reference(instance).solution),
+        "at the limit": _invert_answer(limit),
+        "one past": _invert_answer(limit + 1),
+        "960 deep": _invert_answer(960),
+    }
+    assert len(completions["960 deep"]) > 1900
+    for name, completion in completions.items():
+        scores = [_score_deeper(task, instance, completion, frames) for frames in (0, 40, 400)]
+        assert scores[0] == scores[1] == scores[2], name
+        deep = "nested more than" in (scores[0].reason or "")
+        assert deep == (name in ("one past", "960 deep")), (name, scores[0].reason)
+    assert _score_deeper(task, instance, completions["reference"], 0).reward > 0
+    assert not _score_deeper(task, instance, completions["960 deep"], 0).format_ok

@@ -1,7 +1,9 @@
 """NP-Bench versions and generator revisions: an earlier benchmark stays reproducible byte for byte.
 
 ``tests/golden/npbench_v1.json`` holds, per task, the SHA-256 of the 100 NP-Bench version 1
-instances' JSON, taken before any generator gained a second revision.
+instances' JSON, taken before any generator gained a second revision. The package ships each
+version's digest (``npgym/npbench/digests/``, see :func:`npgym.npbench.certify.official_digest`);
+the tests here pin it: the ids, fingerprints and prompts fast, the references in a slow test.
 """
 
 from __future__ import annotations
@@ -16,7 +18,21 @@ from pydantic import ValidationError
 
 import npgym
 from npgym.cli import main
-from npgym.datasets import BENCH_TASKS, BENCH_VERSION, DatasetSpec, draw, generate_instance
+from npgym.datasets import (
+    BENCH_TASKS,
+    BENCH_VERSION,
+    DatasetSpec,
+    draw,
+    drawn,
+    forbidden_fingerprints,
+    generate_instance,
+)
+from npgym.npbench.certify import (
+    load_official_digest,
+    official_digest,
+    official_spec,
+    official_versions,
+)
 
 V1_DIGESTS = json.loads((Path(__file__).parent / "golden" / "npbench_v1.json").read_text())
 
@@ -78,7 +94,8 @@ def test_the_manifest_records_the_bench_version(tmp_path: Path) -> None:
     assert manifest["bench_version"] == 1 and manifest["spec"]["bench_version"] == 1
 
 
-def test_an_evaluation_reports_the_bench_version(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_a_partial_build_is_never_reported_as_a_bench_version(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     built = CliRunner().invoke(
         main,
@@ -88,8 +105,48 @@ def test_an_evaluation_reports_the_bench_version(tmp_path: Path) -> None:
     evaluated = CliRunner().invoke(main, ["eval", str(out), "--agent", "greedy"])
     assert evaluated.exit_code == 0, evaluated.output
     report = json.loads((out / "eval-greedy" / "report.json").read_text())
-    assert report["bench_version"] == BENCH_VERSION
-    assert f"NP-Bench version {BENCH_VERSION}." in evaluated.output
+    label = f"custom (derived from NP-Bench v{BENCH_VERSION}, 998 of its 1000 rows dropped)"
+    assert report["bench_version"] is None and report["dataset"] == label
+    assert f"NP-Bench version {BENCH_VERSION}" not in evaluated.output
+    assert f"| task (on {label}) |" in evaluated.output
+    assert list(report["tiers"]) == ["benchmark"]  # regenerated from the spec: tier checked
+
+
+@pytest.mark.parametrize("version", sorted(BENCH_TASKS))
+def test_the_shipped_digest_pins_each_versions_ids_instances_and_prompts(version: int) -> None:
+    """The fast half of the pin: the official spec draws exactly the digest's ids, instance
+    fingerprints and prompt hashes (generation only; the slow test solves the references)."""
+    digest = load_official_digest(version)
+    spec = DatasetSpec.model_validate(official_spec(version) | {"reference": "none"})
+    assert digest["spec"] == official_spec(version) and digest["bench_version"] == version
+    made: dict[str, list[list[str]]] = {}
+    for item, instance in drawn(spec, forbidden_fingerprints(spec)):
+        prompt = npgym.get_task(item.task).prompt(instance)
+        made.setdefault(item.task, []).append(
+            [item.record_id, instance.fingerprint(), hashlib.sha256(prompt.encode()).hexdigest()]
+        )
+    assert {task: [entry[:3] for entry in rows] for task, rows in digest["tasks"].items()} == made
+    entries = [entry for rows in digest["tasks"].values() for entry in rows]
+    assert all(entry[4] is True for entry in entries)  # every official reference is proven
+    assert all(entry[3] is None or type(entry[3]) is int for entry in entries)
+
+
+def test_the_digests_ship_in_the_wheel() -> None:
+    setup = (Path(__file__).parents[1] / "setup.py").read_text()
+    assert '"npbench/digests/*.json"' in setup
+    assert official_versions() == list(range(1, BENCH_VERSION + 1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", sorted(BENCH_TASKS))
+def test_a_fresh_official_build_gives_the_shipped_digest(version: int, tmp_path: Path) -> None:
+    """The whole pin: building NP-Bench version N again (about a minute each) gives its digest,
+    references included; a changed solver or prompt shows here first."""
+    out = tmp_path / f"v{version}"
+    options = ["--bench-version", str(version), "--workers", "2"]
+    result = CliRunner().invoke(main, ["bench", "build", "-o", str(out), *options])
+    assert result.exit_code == 0, result.output
+    assert official_digest(out) == load_official_digest(version)
 
 
 def test_comparing_reports_of_different_versions_warns() -> None:
@@ -103,6 +160,7 @@ def test_comparing_reports_of_different_versions_warns() -> None:
     assert "Warning" not in compare(report | {"bench_version": 2}, report | {"bench_version": 2})
 
 
+@pytest.mark.slow
 def test_an_exact_build_with_unproven_references_exits_non_zero(tmp_path: Path) -> None:
     out = tmp_path / "hard"
     arguments = ["bench", "build", "-o", str(out), "--n", "2", "--tasks", "TSP", "--workers", "1"]

@@ -198,6 +198,7 @@ def test_a_swapped_instance_with_a_rewritten_manifest_is_refused(
         "prompt": task.prompt(other),
         "reference": reference.model_dump_json(),
         "reference_objective": reference.objective,
+        "seed": other.seed,
     }
     _write(copy, "TSP", rows, manifest_too=True)
     assert _eval(copy, tmp_path, "--no-verify").exit_code == 0
@@ -224,7 +225,10 @@ def test_a_planted_worse_reference_marked_proven_is_refused_with_deep(
             break
     assert worse is not None
     reference |= {"solution": worse[0], "objective": worse[1], "bound": worse[1], "gap": 0.0}
-    rows[0] |= {"reference": json.dumps(reference), "reference_objective": worse[1]}
+    rows[0] |= {
+        "reference": json.dumps(reference, separators=(",", ":")),
+        "reference_objective": worse[1],
+    }
     _write(copy, "TSP", rows, manifest_too=True)
     plain = _eval(copy, tmp_path)
     assert plain.exit_code == 0, plain.output

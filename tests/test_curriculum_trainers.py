@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ import pytest
 import npgym
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError
 from npgym.integrations.curriculum import (
+    JOURNAL_ENV,
     JOURNAL_FIELD,
+    JOURNAL_FORMAT,
     KEY_FIELD,
     CurriculumJournal,
     JournalWarning,
@@ -21,11 +24,22 @@ from npgym.integrations.curriculum import (
     curriculum_reward,
     report_to_journal,
 )
+from npgym.integrations.ray_curriculum import BACKEND_ENV, ROW_DESTINATION_FIELDS, TIMEOUT_ENV
 from npgym.integrations.verl import compute_score
+from tests.extras import need
 
 pytest.importorskip("datasets", reason="the TRL integration needs: pip install 'npgym[trl]'")
 
 OPTIONS = {"start": 0.2, "step": 0.05, "window": 4}
+
+
+@pytest.fixture(autouse=True)
+def _no_curriculum_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts without the reporting variables, and leaves none behind (a curriculum
+    dataset sets them in its process)."""
+    for name in (JOURNAL_ENV, BACKEND_ENV, TIMEOUT_ENV):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 def _optimal(row: dict) -> str:
@@ -76,14 +90,13 @@ def test_trl_stream_refuses_several_trainer_processes(monkeypatch: pytest.Monkey
 def test_a_report_to_a_missing_journal_fails_loudly(tmp_path: Path) -> None:
     item = AdaptiveCurriculum(["Knapsack"]).next()
     score = npgym.get_task("Knapsack").score(item.instance, "no answer")
-    extra = {KEY_FIELD: item.key, JOURNAL_FIELD: str(tmp_path / "elsewhere.jsonl")}
     with pytest.raises(CurriculumError, match="not found"):
-        report_to_journal(extra, score)
-    assert not report_to_journal({}, score)  # a row not drawn from a curriculum
+        report_to_journal(tmp_path / "elsewhere.jsonl", item.key, score)
+    assert not (tmp_path / "elsewhere.jsonl").exists()  # a reward worker never creates one
 
 
-torch = pytest.importorskip("torch", reason="the GRPO test needs torch (CPU build)")
-trl = pytest.importorskip("trl", reason="the GRPO test needs: pip install 'npgym[trl]'")
+torch = need("torch")
+trl = need("trl")
 
 
 def test_grpo_trainer_trains_on_the_curriculum_stream(tmp_path: Path) -> None:
@@ -114,8 +127,10 @@ def test_grpo_trainer_trains_on_the_curriculum_stream(tmp_path: Path) -> None:
 
 
 def _report(journal: Path, key: str, row: dict) -> None:
-    """What verl's reward worker does: score a response and append the report."""
-    extra = {**row["extra_info"], KEY_FIELD: key, JOURNAL_FIELD: str(journal)}
+    """What verl's reward worker does: score a response and append the report (to the journal
+    its environment names, inherited from the process that built the dataset)."""
+    assert os.environ[JOURNAL_ENV] == str(journal)
+    extra = {**row["extra_info"], KEY_FIELD: key}
     compute_score(row["data_source"], _optimal(row["extra_info"]), None, extra)
 
 
@@ -128,6 +143,8 @@ def test_journal_replicas_agree_and_replay_reports_from_other_processes(tmp_path
     rows = [first[0], second[1], first[2], second[3]]  # two dataloader workers, interleaved
     keys = [row["extra_info"][KEY_FIELD] for row in rows]
     assert keys == [f"Knapsack/{index}" for index in range(4)]
+    assert not any(field in row["extra_info"] for row in rows for field in ROW_DESTINATION_FIELDS)
+    assert os.environ[JOURNAL_ENV] == str(path)  # the dataset told its process (and children)
     context = multiprocessing.get_context("fork")
     for key, row in zip(keys, rows, strict=True):
         for _ in range(2):  # a group of two samples, scored in another process
@@ -163,8 +180,6 @@ def test_verl_draws_with_a_reference_pool_are_the_rows_without_it(tmp_path: Path
 
     pooled = rows("pooled.jsonl", reference_workers=1, prefetch=2)
     plain = rows("plain.jsonl")
-    for row in (*pooled, *plain):
-        row["extra_info"].pop("curriculum_journal")
     assert pooled == plain
     with pytest.raises(ValueError, match="prefetch"):
         curriculum_draws(
@@ -178,7 +193,9 @@ def test_verl_draws_with_a_reference_pool_are_the_rows_without_it(tmp_path: Path
         )
 
 
-def test_verl_draw_options_multi_turn_and_bad_config(tmp_path: Path) -> None:
+def test_verl_draw_options_multi_turn_and_bad_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from npgym.integrations.verl_curriculum import curriculum_draws
 
     journal = str(tmp_path / "journal.jsonl")
@@ -194,6 +211,11 @@ def test_verl_draw_options_multi_turn_and_bad_config(tmp_path: Path) -> None:
     assert json.loads(row["extra_info"]["reference"])["method"] == "heuristic"
     with pytest.raises(ValueError, match="tasks"):
         curriculum_draws({"journal": journal, "size": 4})
+    # Without the option, the journal is the one the environment names (the dataset set it).
+    assert curriculum_draws({"tasks": ["Knapsack"], "size": 4}).journal.path == Path(journal)
+    monkeypatch.delenv(JOURNAL_ENV)
+    with pytest.raises(ValueError, match="needs a journal"):
+        curriculum_draws({"tasks": ["Knapsack"], "size": 4})
     with pytest.raises(ValueError, match="size"):
         curriculum_draws({"tasks": ["Knapsack"], "journal": journal})
     with pytest.raises(ValueError, match="reference"):
@@ -212,6 +234,7 @@ def test_journal_refuses_other_options_and_skips_unknown_reports(tmp_path: Path)
     score = npgym.get_task("Knapsack").score(used.next().instance, "no answer").to_dict()
     with path.open("a") as handle:
         handle.write(json.dumps({"report": "Knapsack/99", "score": score}) + "\n")
+    assert json.loads(path.read_text().splitlines()[0])["format"] == JOURNAL_FORMAT
     with pytest.warns(JournalWarning, match="never issued"):  # counted, not raised
         replica = CurriculumJournal(AdaptiveCurriculum(["Knapsack"], seed=0), path)
     assert replica.unknown_reports == 1
@@ -225,7 +248,7 @@ def test_journal_refuses_other_options_and_skips_unknown_reports(tmp_path: Path)
 
 # --- verl, through its own loaders --------------------------------------------------------------
 
-verl = pytest.importorskip("verl", reason="the verl tests need: pip install 'npgym[verl]'")
+verl = need("verl")
 
 
 def test_verl_loads_the_curriculum_dataset_and_compute_score_reports(tmp_path: Path) -> None:
@@ -284,7 +307,7 @@ def test_verl_loads_the_curriculum_dataset_and_compute_score_reports(tmp_path: P
         item = dataset[index]
         assert item["raw_prompt"][0]["role"] == "user"
         extra = item["extra_info"]
-        assert extra[JOURNAL_FIELD] == str(journal) and extra[KEY_FIELD].startswith(extra["task"])
+        assert JOURNAL_FIELD not in extra and extra[KEY_FIELD].startswith(extra["task"])
         for _ in range(2):
             result = reward(
                 item["data_source"], _optimal(extra), item["reward_model"]["ground_truth"], extra

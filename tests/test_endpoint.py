@@ -49,9 +49,11 @@ class FakeChatServer(LocalServer):
         self.requests: Counter[str] = Counter()
         self.bodies: list[dict] = []
         self.models_drip = False  # /models drips its reply, one byte at a time
+        self.models_body: bytes | None = None  # set: the raw body of the /models reply
         self.content: object = None  # set: every choice's content (a huge text, None...)
         self.padding = 0  # bytes of padding in each reply's "id" (to hit a size cap exactly)
         self.bytes_sent = 0  # bytes of the "flood" reply sent before the client hung up
+        self.raw: dict[str, bytes] = {}  # prompt -> the body of every reply to it (hostile)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -62,6 +64,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": "not found"})
             return
         models = {"object": "list", "data": [{"id": "fake"}]}
+        if self.server.models_body is not None:
+            self._raw(200, self.server.models_body, "application/json")
+            return
         if self.server.models_drip:
             self._drip(json.dumps(models).encode())
             return
@@ -72,6 +77,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.bodies.append(body)
         prompt = body["messages"][-1]["content"]
         self.server.requests[prompt] += 1
+        if prompt in self.server.raw:
+            self._raw(200, self.server.raw[prompt], "application/json")
+            return
         faults = self.server.faults.get(prompt, [])
         fault = faults.pop(0) if faults else self.server.always
         if fault == "slow":
@@ -272,7 +280,7 @@ def test_a_corrupted_line_names_its_file_and_line(tmp_path: Path) -> None:
     path.write_text(
         '{"id": "a", "completions": ["x"]}\n{not json\n{"id": "b", "completions": []}\n'
     )
-    with pytest.raises(CompletionsFileError, match=r"completions.jsonl:2: not a completions row"):
+    with pytest.raises(CompletionsFileError, match=r"completions.jsonl:2: not valid JSON"):
         read_completion_rows(path)
 
 
@@ -348,6 +356,7 @@ def test_eval_exits_non_zero_on_missing_answers(dataset: Path, server: FakeChatS
     assert allowed.exit_code == 0, allowed.output
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_rerun_answers_every_instance_once(
     dataset: Path, server: FakeChatServer
 ) -> None:

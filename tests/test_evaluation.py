@@ -65,7 +65,7 @@ def test_an_instance_without_completion_is_counted_never_scored(tmp_path: Path) 
     assert (medium["instances"], medium["missing"], medium["success_rate"]) == (0, 2, None)
     assert report["problems"]["missing_completions"] == ["easy-0", "medium-0", "medium-1"]
     text = markdown(report)
-    assert "| task | n | missing |" in text
+    assert "| task (on custom (no NP-Bench rows)) | n | missing |" in text
     assert "| Knapsack | 3 | 3 | 1.000 |" in text
     assert "| medium | 0 | 2 | - | - |" in text
     assert "3 instances had no completion (not scored; counted as missing)" in text
@@ -91,7 +91,7 @@ def test_report_has_tier_metrics_the_gap_plot_and_a_gallery(tmp_path: Path) -> N
     assert report["tiers"]["medium"]["average_ratio"] == round(2 / 3, 6)
     paths = write_report(report, tmp_path, rows, Completions(texts))
     text = paths[1].read_text()
-    assert "| tier | n | missing |" in text
+    assert "| tier (on custom (no NP-Bench rows)) | n | missing |" in text
     assert "## Gallery: worst and best answer per task" in text
     assert "worst: `medium-1`, reward -0.500: empty answer" in text
     assert "![Knapsack best](gallery/Knapsack-best.png)" in text
@@ -159,3 +159,31 @@ def test_consistency_compares_samples_index_by_index(samples: int) -> None:
     texts[rows[1]["id"]][0] = JUNK  # the first sample disagrees, any others agree
     report = evaluate(rows, Completions(texts))
     assert report["overall"]["consistency"] == round((samples - 1) / samples, 6)
+
+
+def test_a_tier_counts_only_when_it_was_checked() -> None:
+    rows = knapsack_rows(2) + knapsack_rows(1, "medium")
+    texts = Completions({row["id"]: [optimal(row)] for row in rows})
+    assert list(evaluate(rows, texts)["tiers"]) == ["easy", "medium"]  # the caller's own rows
+    report = evaluate(rows, texts, tiers_checked={rows[0]["id"]})
+    assert list(report["tiers"]) == ["easy", "custom"]
+    assert report["tiers"]["custom"]["instances"] == 2
+
+
+def test_every_table_names_the_dataset_and_compare_warns_on_different_ones() -> None:
+    from npgym.npbench.certify import Provenance
+    from npgym.npbench.evaluate import compare
+
+    rows = knapsack_rows(2)
+    texts = Completions({row["id"]: [optimal(row)] for row in rows})
+    label = "custom (derived from NP-Bench v2, 998 of its 1000 rows dropped)"
+    report = evaluate(rows, texts, source="a", provenance=Provenance(label, None, frozenset()))
+    assert report["dataset"] == label and report["bench_version"] is None
+    text = markdown(report)
+    assert "NP-Bench version" not in text
+    for title in ("task", "category", "tier", "overall"):
+        assert f"| {title} (on {label}) |" in text
+    official = report | {"dataset": "NP-Bench version 2", "bench_version": 2, "source": "b"}
+    side_by_side = compare(report, official)
+    assert side_by_side.startswith(f"Warning: the datasets differ ({label} vs NP-Bench version 2)")
+    assert "Warning" not in compare(official, official | {"source": "c"})

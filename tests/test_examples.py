@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.extras import need
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -46,14 +46,14 @@ def test_quickstart_smoke() -> None:
 
 
 def test_trl_grpo_smoke(tmp_path: Path) -> None:
-    pytest.importorskip("trl", reason="the TRL example needs: pip install 'npgym[trl]'")
-    pytest.importorskip("torch", reason="the TRL example needs torch")
+    need("trl")
+    need("torch")
     out = _run([sys.executable, "examples/trl/grpo.py", "--smoke", "--output-dir", str(tmp_path)])
     assert "smoke run done: 1 step(s)" in out
 
 
 def test_verl_scripts_smoke(tmp_path: Path) -> None:
-    pytest.importorskip("verl", reason="the verl example needs: pip install 'npgym[verl]'")
+    need("verl")
     _run(["bash", "examples/verl/prepare_data.sh", "--smoke", str(tmp_path)])
     out = _run(["bash", "examples/verl/run_grpo.sh", "--smoke", str(tmp_path)])
     assert "verl smoke check passed: 2 rows" in out
@@ -61,8 +61,8 @@ def test_verl_scripts_smoke(tmp_path: Path) -> None:
 
 
 def test_openenv_grpo_smoke(tmp_path: Path) -> None:
-    pytest.importorskip("openenv", reason="the OpenEnv example needs: pip install 'npgym[openenv]'")
-    pytest.importorskip("trl", reason="the OpenEnv example needs: pip install 'npgym[trl]'")
+    need("openenv")
+    need("trl")
     command = [sys.executable, "examples/openenv/grpo_server.py", "--smoke"]
     out = _run([*command, "--output-dir", str(tmp_path)])
     assert "smoke run done: 1 step(s) against http://127.0.0.1:" in out

@@ -31,7 +31,7 @@ from npgym.npbench.build import (
     read_dataset,
     verify_dataset,
 )
-from npgym.records import load_row
+from npgym.records import load_row, make_record
 from npgym.variants import variant
 
 SPEC = BuildSpec(tasks=("TSP", "SubsetSum", "SetCover"), n=3, mix={"easy": 1.0})
@@ -239,7 +239,7 @@ def test_long_commands_print_progress_lines_when_not_on_a_terminal(
     assert "verify: 9/9 finished" in result.stderr and "export: 9/9 finished" in result.stderr
 
 
-def test_the_first_compile_is_announced_once(
+def test_a_cold_compile_shows_progress_per_task_and_a_warm_one_says_nothing(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def fresh_kernel() -> Any:
@@ -258,17 +258,21 @@ def test_the_first_compile_is_announced_once(
             fresh_kernel()(np.arange(3))
             return None  # type: ignore[return-value]
 
-    monkeypatch.setattr(datasets, "_announced", datasets.threading.Event())
     monkeypatch.setattr(datasets, "_warmed", set())
     monkeypatch.setattr(datasets, "get_task", lambda name: Compiles())
+    monkeypatch.setattr(datasets, "COMPILE_PROGRESS_EVERY", 1e9)  # no lines in between
     datasets.warm_up(["A", "B"], references=False)
     datasets.warm_up(["A", "C"], references=False)
-    assert capsys.readouterr().err.count(datasets.COMPILING_MESSAGE) == 1
-    monkeypatch.setattr(datasets, "_announced", datasets.threading.Event())
+    lines = capsys.readouterr().err.splitlines()
+    message = datasets.COMPILING_MESSAGE
+    assert lines[:2] == [f"{message}: 1/2 A ...", f"{message}: 2/2 B ..."]
+    assert lines[3] == f"{message}: 1/1 C ..."  # A was warmed by the first call
+    assert [line.startswith(f"{message}: done in ") for line in lines] == [0, 0, 1, 0, 1]
     datasets.warm_up(["A"], references=False)  # warmed before: nothing compiles, nothing said
-    assert datasets.COMPILING_MESSAGE not in capsys.readouterr().err
+    assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_a_build_killed_with_sigkill_resumes_to_the_same_bytes(tmp_path: Path) -> None:
     options = ["--n", "12", "--tasks", "TSP,Knapsack", "--tier", "medium", "--workers", "2"]
     command = [sys.executable, "-c", "from npgym.cli import main; main()", "bench", "build"]
@@ -319,3 +323,20 @@ def test_a_damaged_journal_line_is_named(tmp_path: Path) -> None:
     (journal / "rows.jsonl").write_text('{"record": {"id": "x"}, "fingerprint": "f"}\n{oops\n')
     with pytest.raises(BuildError, match=r"rows.jsonl:2: not a journal entry"):
         build(spec, tmp_path, workers=1, progress=False)
+
+
+def test_variant_rows_are_derived_again_from_their_originals(tmp_path: Path) -> None:
+    from npgym.npbench.certify import regenerate
+
+    spec = BuildSpec(tasks=("Knapsack",), count=2, mix={"easy": 1.0})
+    build(spec, tmp_path, workers=1, progress=False, variants=2)
+    rows = verify_dataset(tmp_path)
+    assert regenerate(tmp_path, rows) == [row["id"] for row in rows]
+    edited = _rows(tmp_path, "Knapsack")
+    task, original, _ = load_row(edited[0])
+    other = variant(original, datasets.derive_seed(spec.seed, 7)).instance  # not variant 1
+    record = make_record(edited[1]["id"], task, other, task.reference(other))
+    edited[1] = {**edited[1], **record}
+    _write(tmp_path, "Knapsack", edited, manifest_too=True)
+    with pytest.raises(IntegrityError, match="is not variant 1 of 'Knapsack-easy-00000'"):
+        regenerate(tmp_path, verify_dataset(tmp_path))

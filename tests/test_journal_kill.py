@@ -1,6 +1,6 @@
 """The curriculum journal survives writers killed with SIGKILL: a torn last line is dropped (with a
-warning) by the next lock holder, an unknown key is counted and warned about, and no line that
-was written whole is lost or duplicated."""
+warning) by the next lock holder, an unknown key is counted and warned about, no line that was
+written whole is lost or duplicated, and a creator killed mid-way leaves no half journal."""
 
 from __future__ import annotations
 
@@ -23,11 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npgym.curriculum import AdaptiveCurriculum
+from npgym.curriculum import AdaptiveCurriculum, CurriculumError
 from npgym.integrations.curriculum import (
-    _TAIL_CHUNK,
-    JOURNAL_FIELD,
-    KEY_FIELD,
+    MAX_LINE_BYTES,
     UNKNOWN_REPORT_WARNING_EVERY,
     CurriculumJournal,
     JournalWarning,
@@ -51,7 +49,7 @@ def _score(reason: str) -> Score:
 def _report(path: Path, key: str, reason: str = "no answer") -> dict[str, Any]:
     """Report under ``key`` as verl's reward worker does; returns the event it appended."""
     score = _score(reason)
-    assert report_to_journal({KEY_FIELD: key, JOURNAL_FIELD: str(path)}, score)
+    report_to_journal(path, key, score)
     return {"report": key, "score": score.to_dict()}
 
 
@@ -108,14 +106,43 @@ def test_a_line_torn_by_a_killed_writer_is_dropped_and_the_journal_goes_on(tmp_p
     assert replica.next().key not in keys
 
 
-def test_a_replica_drops_a_torn_tail_even_when_it_is_the_whole_header(tmp_path: Path) -> None:
+def _die_creating(path: Path) -> None:
+    """Start creating the journal, and die by SIGKILL half way through its header."""
+    real = os.write
+
+    def write(fd: int, data: Any) -> int:
+        real(fd, bytes(data[:10]))
+        os.kill(os.getpid(), signal.SIGKILL)
+        return 0
+
+    os.write = write  # this child only
+    _replica(path)
+
+
+def test_a_creator_killed_mid_header_leaves_no_journal_and_the_next_one_creates_it(
+    tmp_path: Path,
+) -> None:
+    """The header is written to a new file and linked into place whole: a creator's death
+    leaves its temporary file (ignored), never a journal without its header."""
     path = tmp_path / "journal.jsonl"
-    path.touch()
-    _run_and_kill(_die_mid_write, path, b'{"curriculum":{"ver')
+    _run_and_kill(_die_creating, path)
+    assert not path.exists()
+    (leftover,) = tmp_path.iterdir()
+    assert leftover.name.startswith(".journal.jsonl.") and leftover.read_bytes() == b'{"format":'
     replica, messages = _opened(path)
-    assert len(_torn(messages)) == 1 and "19 bytes" in messages[0]
+    assert messages == []
     assert [json.loads(line) for line in path.read_bytes().splitlines()] == [replica.header]
     assert replica.next().key == "Knapsack/0"
+
+
+def test_a_file_holding_a_torn_header_is_not_a_journal(tmp_path: Path) -> None:
+    """Bytes without a newline are a torn tail only after a header: alone, they are not a
+    journal, refused and left as they are."""
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(b'{"format":"npgym-curr')
+    with pytest.raises(CurriculumError, match="first line has no newline"):
+        _replica(path)
+    assert path.read_bytes() == b'{"format":"npgym-curr'
 
 
 def _open_and_draw(path: Path, barrier: Barrier, results: Any) -> None:
@@ -173,19 +200,33 @@ def test_any_torn_tail_is_dropped_exactly(
     assert replica.curriculum.state_dict() == expected
 
 
-@pytest.mark.parametrize("extra", [-1, 0, 1, _TAIL_CHUNK + 5])
-def test_a_torn_tail_longer_than_a_read_is_dropped_exactly(tmp_path: Path, extra: int) -> None:
-    """The last newline is looked for a chunk at a time, backwards: at and past a chunk."""
+@pytest.mark.parametrize("length", [MAX_LINE_BYTES - 2, MAX_LINE_BYTES - 1])
+def test_a_torn_tail_up_to_the_longest_line_is_dropped_exactly(tmp_path: Path, length: int) -> None:
+    """A torn line is a line without its newline: at most ``MAX_LINE_BYTES - 1`` bytes."""
     path = tmp_path / "journal.jsonl"
     _journal_with_draws(path, 1)
     whole = path.read_bytes()
-    tail = b"x" * (_TAIL_CHUNK + extra)
     with path.open("ab") as handle:
-        handle.write(tail)
+        handle.write(b"x" * length)
     replica, messages = _opened(path)
     assert path.read_bytes() == whole and len(messages) == 1
-    assert f"torn last line of {len(tail)} bytes" in messages[0]
+    assert f"torn last line of {length} bytes" in messages[0]
     assert replica.curriculum.stats()["Knapsack"]["issued"] == 1
+
+
+@pytest.mark.parametrize("length", [MAX_LINE_BYTES, MAX_LINE_BYTES + 5])
+def test_a_tail_longer_than_any_line_is_refused_and_kept(tmp_path: Path, length: int) -> None:
+    """No writer writes such a tail: it is not truncated (it may be someone's data)."""
+    path = tmp_path / "journal.jsonl"
+    _journal_with_draws(path, 1)
+    with path.open("ab") as handle:
+        handle.write(b"x" * length)
+    before = path.read_bytes()
+    with pytest.raises(CurriculumError, match=f"{MAX_LINE_BYTES} bytes or more without a newline"):
+        _replica(path)
+    with pytest.raises(CurriculumError, match="without a newline"):
+        report_to_journal(path, "Knapsack/0", _score("x"))
+    assert path.read_bytes() == before
 
 
 # --- reports for keys the journal never issued --------------------------------------------------

@@ -134,6 +134,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "npgym.env_options",
             "npgym.multiturn",
             "npgym.records",
+            "npgym.outputs",
             "npgym.reference_pool",
             "npgym.trainer_rows",
             "npgym.datasets",

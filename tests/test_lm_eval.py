@@ -10,8 +10,9 @@ import pytest
 import npgym
 from npgym.npbench.build import BuildSpec, build, read_dataset
 from npgym.npbench.export import export_rows
+from tests.extras import need
 
-lm_eval = pytest.importorskip("lm_eval", reason="the example needs: pip install lm-eval")
+lm_eval = need("lm_eval")
 
 from lm_eval.api.model import LM  # noqa: E402  (after the skip)
 from lm_eval.tasks import TaskManager  # noqa: E402

@@ -21,8 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npgym
+from tests.extras import reason
 
-pytest.importorskip("openenv", reason="the OpenEnv server needs: pip install 'npgym[openenv]'")
+pytest.importorskip("openenv", reason=reason("openenv"))
 
 import websockets
 
@@ -38,6 +39,7 @@ from npgym.integrations.openenv import (
     local_server,
 )
 from npgym.integrations.serving import (
+    CANCEL_GRACE_S,
     MAX_TIMEOUT_S,
     MAX_WORKERS,
     ReferencePool,
@@ -159,7 +161,7 @@ def test_bad_actions_get_error_responses_and_the_server_keeps_serving(server: st
                 await raw_step(env, {"text": 5})
             with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
                 await raw_step(env, {"text": ["Answer: [0]"]})
-            flood = "9" * (10 * 1024 * 1024)
+            flood = "9" * (MAX_ACTION_CHARS + 1)  # a larger frame closes (test_hostile_server)
             with pytest.raises(RuntimeError, match=f"the limit is {MAX_ACTION_CHARS}"):
                 await env.step(NPGymAction(text=flood))
             result = await env.step(NPGymAction(text=_optimal(1)))
@@ -240,6 +242,36 @@ def test_a_dead_worker_fails_its_reset_clearly_and_new_workers_take_over() -> No
         rebuilt = await asyncio.wait_for(references.build(4), timeout=60)
         assert rebuilt == TASK.generate(4, tier="easy")
         assert worker not in references.worker_pids()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        references.close()
+
+
+def test_a_cancelled_reset_frees_its_worker_after_the_grace() -> None:
+    """Old code: a reset cancelled while its worker built it kept the worker busy to the end
+    (here for ever: the worker is stopped, as a long proof would hold it)."""
+    references = ReferencePool("npgym/Knapsack-easy", {}, workers=1)
+
+    async def scenario() -> None:
+        await references.start()
+        (quick,) = references.worker_pids()
+        reset = asyncio.ensure_future(references.build(5))
+        await asyncio.sleep(0)
+        reset.cancel()  # a quick build nobody waits for: finished, the worker kept
+        await asyncio.sleep(CANCEL_GRACE_S + 0.5)
+        assert references.worker_pids() == [quick]
+        os.kill(quick, signal.SIGSTOP)
+        reset = asyncio.ensure_future(references.build(6))
+        await asyncio.sleep(0.2)
+        reset.cancel()
+        started = time.monotonic()
+        while _alive(quick) and time.monotonic() - started < 10:
+            await asyncio.sleep(0.05)
+        assert not _alive(quick) and time.monotonic() - started >= CANCEL_GRACE_S - 0.2
+        rebuilt = await asyncio.wait_for(references.build(6), timeout=60)
+        assert rebuilt == TASK.generate(6, tier="easy")
 
     try:
         asyncio.run(scenario())

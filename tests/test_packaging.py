@@ -39,6 +39,7 @@ def test_nothing_imports_the_bare_heuristics_name() -> None:
                 assert name.split(".")[0] != "heuristics", f"{path} imports {name}"
 
 
+@pytest.mark.slow
 def test_numba_cache_goes_to_numba_cache_dir(tmp_path: Path) -> None:
     code = (
         "import npgym; t = npgym.get_task('TSP'); i = t.generate(0, tier='easy');"

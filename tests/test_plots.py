@@ -101,4 +101,4 @@ def test_gallery_never_draws_a_missing_answer(tmp_path: Path) -> None:
     del texts["medium-0"]  # the only answer below reward 2 (the empty answer)
     section = write_gallery(rows, Completions(texts), tmp_path)
     assert "medium-0" not in section
-    assert "worst: `easy-0`, reward 2.000" in section
+    assert "every answer scored the same, reward 2.000; the first, `easy-0`" in section

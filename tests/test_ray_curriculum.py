@@ -32,19 +32,23 @@ import pytest
 
 import npgym
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError
-from npgym.integrations.curriculum import KEY_FIELD, CurriculumJournal
+from npgym.integrations.curriculum import JOURNAL_ENV, KEY_FIELD, CurriculumJournal
 from npgym.integrations.ray_curriculum import (
-    ACTOR_FIELD,
     ACTOR_NAMESPACE,
+    BACKEND_ENV,
     MAX_TIMEOUT_S,
+    ROW_DESTINATION_FIELDS,
+    TIMEOUT_ENV,
     CurriculumService,
     RayCurriculum,
     actor_name,
+    configured_timeout,
     report_score,
 )
 from npgym.results import Score
+from tests.extras import need
 
-ray = pytest.importorskip("ray", reason="the Ray curriculum needs: pip install 'npgym[ray]'")
+ray = need("ray")
 
 # One pytest-xdist worker runs every test that starts Ray: ray.init() without an address joins
 # the newest cluster that `ray start` made on this machine, such as the two-node test's.
@@ -62,30 +66,58 @@ FAIL = Score(-0.5, False, False, None, None, None, 0.0, "no answer", 0.0, 0.0)
 PASS = Score(2.0, True, True, 10, 10, 1.0, 1.0, "optimal", 0.5, 0.5)
 
 
+REPORTING = (JOURNAL_ENV, BACKEND_ENV, TIMEOUT_ENV)
+"""The variables that tell a reward process where to report."""
+
+
+@pytest.fixture(autouse=True)
+def _no_curriculum_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts without the reporting variables, and leaves none behind (a curriculum
+    dataset sets them in its process)."""
+    for name in REPORTING:
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+
+
+def _reporting_environment() -> dict[str, str]:
+    """This process's reporting variables (set by the dataset), for Ray workers' runtime_env:
+    Ray workers do not see the driver's later changes to its environment."""
+    return {name: os.environ[name] for name in REPORTING if name in os.environ}
+
+
 # --- without a cluster --------------------------------------------------------------------------
 
 
-def test_timeouts_are_checked_at_their_limit_and_past_it() -> None:
-    assert RayCurriculum.from_row({ACTOR_FIELD: "a", "curriculum_timeout": MAX_TIMEOUT_S})
-    for bad in (0, -1.0, MAX_TIMEOUT_S * (1 + 1e-9), float("nan"), float("inf"), True):
+def test_timeouts_are_checked_at_their_limit_and_past_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(TIMEOUT_ENV, repr(MAX_TIMEOUT_S))
+    assert configured_timeout() == MAX_TIMEOUT_S
+    for bad in (0, -1.0, MAX_TIMEOUT_S * (1 + 1e-9), float("nan"), float("inf")):
+        monkeypatch.setenv(TIMEOUT_ENV, repr(bad))
+        with pytest.raises(ValueError, match="must be in"):
+            configured_timeout()
+    for bad in (0, MAX_TIMEOUT_S * (1 + 1e-9), float("nan"), True):
         with pytest.raises(ValueError, match="timeout must be in"):
-            RayCurriculum.from_row({ACTOR_FIELD: "a", "curriculum_timeout": bad})
+            RayCurriculum.start(AdaptiveCurriculum(["Knapsack"]), tmp_path / "j", timeout=bad)
 
 
 def test_without_ray_an_actor_is_a_clear_error_and_journal_rows_use_the_journal(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert not ray.is_initialized()
     score = FAIL
+    monkeypatch.setenv(JOURNAL_ENV, str(tmp_path / "j.jsonl"))
+    monkeypatch.setenv(BACKEND_ENV, "ray")
     with pytest.raises(CurriculumError, match="not connected to Ray"):
-        report_score({ACTOR_FIELD: "npgym-curriculum:/x", KEY_FIELD: "Knapsack/0"}, score)
+        report_score({KEY_FIELD: "Knapsack/0"}, score)
     with pytest.raises(CurriculumError, match=r"needs ray\.init"):
         RayCurriculum.start(AdaptiveCurriculum(["Knapsack"]), tmp_path / "j.jsonl")
     assert not report_score({}, score)
     journal = CurriculumJournal(AdaptiveCurriculum(["Knapsack"], **OPTIONS), tmp_path / "j.jsonl")
     item = journal.next()
-    row = {KEY_FIELD: item.key, "curriculum_journal": str(journal.path)}
-    assert report_score(row, score)
+    monkeypatch.setenv(BACKEND_ENV, "journal")
+    assert report_score({KEY_FIELD: item.key}, score)
     journal.sync()
     assert journal.curriculum.stats()["Knapsack"]["reports"] == 1
 
@@ -100,7 +132,9 @@ def test_backend_option_is_checked(tmp_path: Path) -> None:
         curriculum_draws({**options, "backend": "ray"})
     draws = curriculum_draws({**options, "backend": "journal"})
     assert draws.actor is None
-    assert draws[0]["extra_info"]["curriculum_journal"] == str(tmp_path / "j.jsonl")
+    assert not ROW_DESTINATION_FIELDS & draws[0]["extra_info"].keys()
+    assert os.environ[JOURNAL_ENV] == str(tmp_path / "j.jsonl")
+    assert os.environ[BACKEND_ENV] == "journal"
 
 
 def _draw(draws: Any, indexes: list[int]) -> None:
@@ -137,7 +171,7 @@ def test_the_actors_body_sees_draws_forked_workers_made_and_they_see_its_reports
     assert service.stats()["Knapsack"]["difficulty"] == pytest.approx(0.25)
     row = draws[4]["extra_info"]  # this replica replays the workers' draws and the reports
     assert (row[KEY_FIELD], row["difficulty"]) == ("Knapsack/4", pytest.approx(0.25))
-    assert row[ACTOR_FIELD] == actor.name and "curriculum_journal" not in row
+    assert not ROW_DESTINATION_FIELDS & row.keys()  # rows carry only their key
     assert service.state_dict() == replica.curriculum.state_dict()
     assert service.next().key == "Knapsack/5"  # the actor, too, draws after the journal's lines
 
@@ -183,7 +217,8 @@ def test_under_ray_verl_draws_in_dataloader_workers_and_the_actor_counts_them(
         assert sorted(row["extra_info"][KEY_FIELD] for row in rows) == [
             f"Knapsack/{index}" for index in range(8)
         ]
-        assert all(row["extra_info"][ACTOR_FIELD] == actor.name for row in rows)
+        assert not any(ROW_DESTINATION_FIELDS & row["extra_info"].keys() for row in rows)
+        assert (os.environ[JOURNAL_ENV], os.environ[BACKEND_ENV]) == (str(journal), "ray")
         assert actor.stats()["Knapsack"]["issued"] == 8  # the actor replayed the workers' draws
         for row in rows:  # verl's reward function, in a Ray process: reports to the actor
             compute_score(row["data_source"], _answer(row, True), None, row["extra_info"])
@@ -377,7 +412,8 @@ def _on(node: str, *args: Any) -> Any:
     fresh worker process each time, as a new run's workers are."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers lack tests/
     task = ray.remote(num_cpus=0, resources={node: 0.01}, max_calls=1)(_draw_and_report)
-    return ray.get(task.remote(*args), timeout=WAIT_S)
+    environment = {"env_vars": _reporting_environment()}
+    return ray.get(task.options(runtime_env=environment).remote(*args), timeout=WAIT_S)
 
 
 def _journal_events(path: Path) -> list[dict[str, Any]]:
@@ -482,7 +518,7 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
     # no Ray call, and the actor sees the draw; a Ray call there is refused instead of hanging.
     forked = _in_fork(lambda: draws[0]["extra_info"])
     assert isinstance(forked, dict), forked
-    assert (forked[KEY_FIELD], forked[ACTOR_FIELD]) == ("Knapsack/8", source.name)
+    assert forked[KEY_FIELD] == "Knapsack/8" and not ROW_DESTINATION_FIELDS & forked.keys()
     assert forked["instance"] == alone.next().instance.to_json()
     assert source.stats()["Knapsack"]["issued"] == 9
     assert source.state_dict() == alone.state_dict()
@@ -515,9 +551,12 @@ def test_two_nodes_draw_and_report_to_one_actor_that_survives_a_kill(
     # the actor, its rows name it, and verl's custom reward function reports from the other node.
     dataset, reward = _verl_dataset_and_reward(options, dataloader_workers=8)
     row = dataset[0]
-    assert row["extra_info"][ACTOR_FIELD] == source.name
     assert row["extra_info"][KEY_FIELD] == "Knapsack/10"
     report = ray.remote(num_cpus=0, resources={"node_b": 0.01}, max_calls=1)(_verl_report)
+    # A reward worker started without the reporting environment refuses the row loudly.
+    refused = ray.get(report.remote(reward, row), timeout=WAIT_S)
+    assert f"{JOURNAL_ENV} is not set" in refused
+    report = report.options(runtime_env={"env_vars": _reporting_environment()})
     assert ray.get(report.remote(reward, row), timeout=WAIT_S) == 2.0
     assert source.stats()["Knapsack"]["reports"] == 9
     # The dataset built on another node is refused: the actor's journal is not that node's file.
@@ -567,8 +606,12 @@ def _verl_dataset_and_reward(options: dict[str, Any], dataloader_workers: int = 
     return dataset, reward
 
 
-def _verl_report(reward: Any, row: dict[str, Any]) -> float:
-    """Score a verl dataset item with verl's loaded reward function (it reports to the actor)."""
+def _verl_report(reward: Any, row: dict[str, Any]) -> float | str:
+    """Score a verl dataset item with verl's loaded reward function (it reports to the actor);
+    the error, when it raises one."""
     extra = row["extra_info"]
-    result = reward(row["data_source"], _answer(row, True), None, extra)
+    try:
+        result = reward(row["data_source"], _answer(row, True), None, extra)
+    except CurriculumError as error:
+        return str(error)
     return float(result["score"])

@@ -6,7 +6,11 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import subprocess
+import sys
 import time
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +20,11 @@ from npgym.datasets import DatasetSpec, make_rows
 from npgym.integrations.curriculum import CurriculumPrefetch, curriculum_record
 from npgym.reference_pool import (
     MAX_PREFETCH,
+    MAX_RESTARTS,
     MAX_WORKERS,
     ReferenceJob,
     ReferencePool,
+    ReferencePoolFallback,
 )
 from npgym.registry import get_task
 
@@ -181,3 +187,50 @@ def test_upcoming_names_the_next_draws_until_a_report_moves_a_frontier() -> None
         item = curriculum.next()
         drawn.append((item.task, item.instance.seed, item.difficulty))
     assert drawn == guessed
+
+
+UNGUARDED_SCRIPT = """
+from npgym.reference_pool import ReferenceJob, ReferencePool
+
+job = ReferenceJob.make("Knapsack", 0, tier="easy")
+with ReferencePool(workers=1, prefetch=1) as pool:  # no `if __name__ == "__main__":` guard
+    pool.keep([job])
+    reference = pool.reference(job, job.instance())
+    print("in-process", pool.stats.in_process, "objective", reference.objective)
+"""
+
+
+def test_a_script_without_a_main_guard_warns_once_and_computes_in_process(
+    tmp_path: Path,
+) -> None:
+    """Spawned workers import the script again; in an unguarded one they exit quietly and the
+    pool warns once (the cause and the fix), instead of each printing a traceback."""
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    job = ReferenceJob.make("Knapsack", 0, tier="easy")
+    expected = get_task("Knapsack").reference(job.instance()).objective
+    assert run.stdout.split() == ["in-process", "1", "objective", str(expected)]
+    assert "Traceback" not in run.stderr
+    warnings = [line for line in run.stderr.splitlines() if "ReferencePoolFallback" in line]
+    assert len(warnings) == 1, run.stderr
+    assert "train.py" in warnings[0] and 'if __name__ == "__main__":' in warnings[0]
+
+
+def test_a_pool_switched_off_after_max_restarts_warns_once() -> None:
+    pool = ReferencePool(workers=1, prefetch=1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(MAX_RESTARTS + 3):  # no workers ever started: each rebuild is bookkeeping
+            pool._restart()
+    assert [type(warning.message) for warning in seen] == [ReferencePoolFallback]
+    assert f"more than MAX_RESTARTS={MAX_RESTARTS}" in str(seen[0].message)
+    assert pool._disabled and pool.stats.restarts == MAX_RESTARTS + 1
+    job = ReferenceJob.make("Knapsack", 0, tier="easy")
+    pool.keep([job])  # nothing is sent to workers any more
+    assert pool._executor is None and pool.stats.submitted == 0
+    pool.reference(job, job.instance())
+    assert pool.stats.in_process == 1

@@ -26,6 +26,7 @@ from npgym.integrations.trl import (
     reward_parts,
 )
 from npgym.multiturn import RepairConfig
+from tests.extras import need
 from tests.tiny import tiny_tokenizer
 
 pytest.importorskip("datasets", reason="the TRL integration needs: pip install 'npgym[trl]'")
@@ -138,8 +139,8 @@ def test_environment_tool_feedback_and_reward(dataset) -> None:
 
 # --- GRPOTrainer, for real ---------------------------------------------------------------------
 
-torch = pytest.importorskip("torch", reason="the GRPO test needs torch (CPU build)")
-trl = pytest.importorskip("trl", reason="the GRPO test needs: pip install 'npgym[trl]'")
+torch = need("torch")
+trl = need("trl")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 TOOL_CALL = (

@@ -21,6 +21,7 @@ def uniform_matrix(seed: int, n: int, low: int = 10, high: int = 100) -> np.ndar
     return (upper + upper.T).astype(np.int64)
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(seed=st.integers(0, 10**6), n=st.integers(4, 11))
 def test_certified_branch_and_cut_matches_held_karp(seed: int, n: int) -> None:
@@ -32,6 +33,7 @@ def test_certified_branch_and_cut_matches_held_karp(seed: int, n: int) -> None:
     assert sorted(result.witness.tolist()) == list(range(n))
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(seed=st.integers(0, 10**6), n=st.integers(5, 11))
 def test_a_bad_hint_is_never_proven_wrongly(seed: int, n: int) -> None:
@@ -70,6 +72,7 @@ def test_dual_bound_holds_for_any_duals(
     assert bound <= optimum
 
 
+@pytest.mark.slow
 def test_lp_bound_proves_lkh_optimum_at_difficulty_2() -> None:
     """A published-figure check: the certified bound of a 499-city instance at difficulty 2.0
     equals the tour LKH-3 finds (5005), and npgym's reference reaches it."""
@@ -98,7 +101,9 @@ def test_a_lying_tour_solver_does_not_set_the_objective(monkeypatch: pytest.Monk
 @pytest.mark.parametrize(
     ("n", "solver"),
     [
-        (solvers.PUBLISHED_MAX_CITIES, solvers.BRANCH_AND_CUT_SOLVER),
+        pytest.param(
+            solvers.PUBLISHED_MAX_CITIES, solvers.BRANCH_AND_CUT_SOLVER, marks=pytest.mark.slow
+        ),
         (solvers.PUBLISHED_MAX_CITIES + 1, solvers.CERTIFIED_SOLVER),
     ],
 )

@@ -25,6 +25,7 @@ from npgym.structured import InvalidActionError, StructuredEnv, episode_type
 from npgym.tasks.tsp import TSPTask
 from npgym.tasks.tsp.vector import TSPBatch
 from npgym.vector import MAX_NUM_ENVS, VectorStructuredEnv, as_tensors, batch_type
+from tests.extras import need
 
 BATCHED = testing.tasks_declaring("vector")
 
@@ -57,7 +58,14 @@ def test_every_task_with_a_structured_episode_is_batched() -> None:
         assert batch_type(task).episode is episode_type(task)
 
 
-@pytest.mark.parametrize("task", BATCHED)
+SLOW_STEP_BY_STEP = {"MeetingScheduling", "MinBisection", "HamiltonianCycle"}
+"""Tasks whose step-by-step comparison takes 5 to 8 CPU-seconds: it runs in the slow suite."""
+
+
+@pytest.mark.parametrize(
+    "task",
+    [pytest.param(t, marks=pytest.mark.slow) if t in SLOW_STEP_BY_STEP else t for t in BATCHED],
+)
 @settings(max_examples=3)
 @given(
     seed=st.integers(0, 2**32),
@@ -208,17 +216,26 @@ def test_families_have_no_vector_entry_point_and_text_mode_stays_sync() -> None:
     assert len(observations) == 2
 
 
-def test_copy_false_hands_out_the_live_buffers_and_tensors_share_them() -> None:
+def test_copy_false_hands_out_the_live_buffers() -> None:
+    vector = VectorStructuredEnv("TSP", "easy", 2, reward_mode="objective", copy=False)
+    observation, _ = vector.reset(seed=0)
+    before = observation["visited"].sum()
+    vector.step(observation["action_mask"].argmax(1))
+    assert observation["visited"].sum() == before + 2  # moved in place, no copy
+    copied = VectorStructuredEnv("TSP", "easy", 2, reward_mode="objective")
+    fresh, _ = copied.reset(seed=0)
+    copied.step(fresh["action_mask"].argmax(1))
+    assert fresh["visited"].sum() == 2  # a copy does not move
+
+
+def test_tensors_share_the_live_buffers() -> None:
+    need("torch")
     vector = VectorStructuredEnv("TSP", "easy", 2, reward_mode="objective", copy=False)
     observation, _ = vector.reset(seed=0)
     tensors = as_tensors(observation)
     before = tensors["visited"].sum().item()
     vector.step(observation["action_mask"].argmax(1))
-    assert tensors["visited"].sum().item() == before + 2  # moved in place, no copy
-    copied = VectorStructuredEnv("TSP", "easy", 2, reward_mode="objective")
-    fresh, _ = copied.reset(seed=0)
-    copied.step(fresh["action_mask"].argmax(1))
-    assert fresh["visited"].sum() == 2  # a copy does not move
+    assert tensors["visited"].sum().item() == before + 2  # torch.from_numpy: no copy
 
 
 def test_a_vector_that_is_not_a_batched_episode_is_malformed() -> None:

@@ -16,11 +16,10 @@ import pytest
 
 import npgym
 from npgym.integrations.trl import make_dataset
+from tests.extras import need
 from tests.local_server import LocalServer, serving
 
-pytest.importorskip(
-    "verifiers", reason="the verifiers environment needs: pip install 'npgym[verifiers]'"
-)
+need("verifiers")
 
 TASK = npgym.get_task("Knapsack")
 TASKSET_ARGS = {"problem": "Knapsack", "tier": "easy", "n": "3", "reference": "heuristic"}

@@ -15,10 +15,11 @@ import npgym
 from npgym.integrations import verl as npgym_verl
 from npgym.npbench.build import BuildSpec, build, read_dataset
 from npgym.npbench.export import export_rows
+from tests.extras import need
 from tests.tiny import tiny_tokenizer
 
-verl = pytest.importorskip("verl", reason="the verl tests need: pip install 'npgym[verl]'")
-torch = pytest.importorskip("torch", reason="verl needs torch (CPU build)")
+verl = need("verl")
+torch = need("torch")
 
 from omegaconf import OmegaConf  # noqa: E402  (after the skip)
 from tensordict import TensorDict  # noqa: E402

@@ -1,10 +1,12 @@
 """GRPO with TRL against npgym OpenEnv servers (one trainer, N environment servers).
 
-Start one server per machine (or several on one), then point the trainer at all of them:
+Start one server per machine (or several on one), then point the trainer at all of them. A
+server reachable from other machines needs a token, which the trainer sends:
 
+    export NPGYM_SERVE_TOKEN=$(python -c "import secrets; print(secrets.token_urlsafe(24))")
     npgym serve npgym/TSP-hard --host 0.0.0.0 --port 8000 --max-attempts 3     # on each env host
     python examples/openenv/grpo_server.py --model Qwen/Qwen2.5-1.5B-Instruct \\
-        --servers http://env1:8000,http://env2:8000
+        --servers http://env1:8000,http://env2:8000   # same NPGYM_SERVE_TOKEN
     python examples/openenv/grpo_server.py --smoke   # starts a local server, one CPU step (CI)
 
 Each rollout's environment (TRL's ``environment_factory``) connects to one server round robin,

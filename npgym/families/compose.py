@@ -163,8 +163,14 @@ class ComposeTask(FamilyTask[ComposeInstance, ComposeConfig]):
     def prompt(self, instance: ComposeInstance) -> str:
         parts = instance.part_instances
         count = len(parts)
-        kind = "a chain of" if any(instance.links) else "independent"
-        lines = [f"This problem has {count} {kind} parts. Solve every part.", ""]
+        hidden_numbers = ", ".join(f"C{i}" for i, link in enumerate(instance.links, 1) if link)
+        opening = (
+            f"This problem is a chain of {count} parts: each part after the first has a number "
+            f"({hidden_numbers}) that is worked out from the optimum of the part before it."
+            if hidden_numbers
+            else f"This problem has {count} independent parts."
+        )
+        lines = [f"{opening} Solve every part.", ""]
         for index, (part, link) in enumerate(zip(parts, instance.links, strict=True), start=1):
             task = get_task(part.task)
             lines.append(f"=== Part {index} of {count}: {task.name} ===")

@@ -18,9 +18,11 @@ for the greedy and unique properties) for which the exact solver proves the prop
 witness is the reference answer, so every reference is proven.
 
 Caps, stated in the prompt, keep checking bounded and every answer settled: an answer must be
-one JSON object of at most :data:`MAX_ANSWER_CHARS` characters, with exactly the canonical
-fields, at most :data:`MAX_NUMBERS` integers, each of magnitude at most :data:`MAX_MAGNITUDE`, a
-declared ``n`` or ``universe_size`` of at most :data:`MAX_SIZE`, and the task's own caps
+one JSON object of at most :data:`MAX_ANSWER_CHARS` characters, nested at most
+:data:`npgym.answer.MAX_JSON_DEPTH` deep (counted before decoding, so the verdict never depends
+on the caller's stack), with exactly the canonical fields, at most :data:`MAX_NUMBERS`
+integers, each of magnitude at most :data:`MAX_MAGNITUDE`, a declared ``n`` or
+``universe_size`` of at most :data:`MAX_SIZE`, and the task's own caps
 (``InverseProblem.over_caps``: a MeetingScheduling answer has at most 8 rooms, 12 attendees and a
 slot of at least 30 minutes); anything else is a format failure, read in time linear in the
 answer's length before any solver runs. Its size must equal the stated one, which is at most
@@ -41,12 +43,12 @@ Reward: format (+1 / -1), then validity: an answer that is not a valid instance 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, get_args, get_origin
 
 import numpy as np
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from npgym.answer import AnswerFormatError
+from npgym.answer import AnswerFormatError, JSONDepthError, check_json_depth
 from npgym.capabilities import capability
 from npgym.config import TIER_DIFFICULTY
 from npgym.families.base import FamilyConfig, FamilyTask, family_tiers
@@ -105,6 +107,32 @@ def _walk(value: Any, budget: list[int]) -> None:
         _walk(item, budget)
 
 
+_TUPLE_NAMES = {2: "pair", 3: "triple"}
+
+
+def json_kind(annotation: Any, plural: bool = False) -> str:
+    """What a field of this type is in JSON, in words: ``an integer``, ``a list of pairs of
+    integers``, ``a list of objects``... (``plural``: ``integers``, ``lists of integers``)."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    args = get_args(annotation)
+    if annotation is int:
+        return "integers" if plural else "an integer"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        inner = " and ".join(
+            f'"{name}" ({json_kind(field.annotation)})'
+            for name, field in annotation.model_fields.items()
+        )
+        return ("objects" if plural else "an object") + f" with the fields {inner}"
+    if get_origin(annotation) in (tuple, list) and args:
+        if (len(args) == 2 and args[1] is Ellipsis) or get_origin(annotation) is list:
+            return ("lists of " if plural else "a list of ") + json_kind(args[0], plural=True)
+        if all(json_kind(arg) == "an integer" for arg in args):
+            name = _TUPLE_NAMES.get(len(args), f"list of {len(args)}")
+            return (f"{name}s of " if plural else f"a {name} of ") + "integers"
+    raise TypeError(f"no JSON description for the instance field type {annotation!r}")
+
+
 def greedy_objective(task: Task, instance: Instance) -> Objective | None:
     """The objective of the task's simple greedy heuristic (the one the prompt describes)."""
     verdict = task.verify(instance, task.greedy_solution(instance))
@@ -115,7 +143,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
     """Write an instance of a base task with a stated property (see the module docstring)."""
 
     sense = "max"
-    objective_name = "property holds"
+    objective_name = "property met (1 or 0)"
     instance_type = InvertInstance
     tiers: ClassVar[dict[str, InvertConfig]] = family_tiers(InvertConfig)
 
@@ -224,7 +252,11 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
                 f"on which this greedy heuristic ends strictly worse than the optimum "
                 f"({inverse.optimum}): {inverse.greedy}"
             )
-        example = json.dumps(dict.fromkeys(self.base.instance_type.canonical_fields, "..."))
+        fields = self.base.instance_type.model_fields
+        kinds = ", ".join(
+            f'"{name}" ({json_kind(fields[name].annotation)})'
+            for name in self.base.instance_type.canonical_fields
+        )
         return "\n".join(
             [
                 f"Inverse {name} problem.",
@@ -238,8 +270,7 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
                 f"n or universe_size at most {MAX_SIZE}{inverse.extra_limits}; "
                 f"exactly {instance.size} {unit}.",
                 "",
-                "Answer format: one JSON object with exactly these fields and integer values, "
-                f"on one line, for example {example} with the dots replaced.",
+                f"Answer format: one JSON object on one line with exactly these fields: {kinds}.",
                 "",
                 "Think step by step, then finish your response with the final answer on its own "
                 "line in the form: Answer: {...}",
@@ -252,6 +283,10 @@ class InvertTask(FamilyTask[InvertInstance, InvertConfig]):
         window = segment[:MAX_ANSWER_CHARS]
         if not window.startswith("{"):
             raise AnswerFormatError("expected a JSON object starting with '{'")
+        try:
+            check_json_depth(window, first_value=True)  # the bound decides, not the stack
+        except JSONDepthError as error:
+            raise AnswerFormatError(str(error)) from None
         try:
             value, _ = json.JSONDecoder().raw_decode(window)
         except (ValueError, RecursionError) as error:

@@ -23,20 +23,55 @@ not seen before it draws, so all replicas agree and keys never collide. Replayin
 regenerates its instance (no reference), the one cost of sharing. The journal is also the
 curriculum's checkpoint: a new replica replays it from the start and continues exactly.
 
+**Where the journal comes from.** Never from a row: a row is data (a parquet file may come from
+anyone), so it carries only its ``curriculum_key``. The journal is the trainer's configuration:
+the :class:`CurriculumJournal` a dataset was built with, and for reward workers (other
+processes) the environment variable ``NPGYM_CURRICULUM_JOURNAL`` (:data:`JOURNAL_ENV`), an
+absolute path. :func:`npgym.integrations.verl_curriculum.curriculum_draws` sets it in its own
+process, so reward functions run there or in processes started from it (forked DataLoader
+workers, ``multiprocessing`` children) find it; processes started elsewhere (Ray workers on any
+node) need it in their environment: export it before starting the trainer (and Ray), or give it
+to Ray (``+ray_kwargs.ray_init.runtime_env.env_vars.NPGYM_CURRICULUM_JOURNAL=...`` under verl).
+A row that still names a journal (``extra_info["curriculum_journal"]``, as rows of earlier
+npgym versions did) is ignored with a :class:`JournalWarning`: that path is never opened.
+
+**What a journal is.** A regular file that npgym made, checked before anything is read from it
+or written to it (the rules apply to every open: a replica's, a reward worker's, the actor's):
+
+- Its first line is the header ``{"format": "npgym-curriculum-journal", "version": 2,
+  "curriculum": {...}}`` (:data:`JOURNAL_FORMAT`, :data:`JOURNAL_VERSION`; the curriculum's
+  version, tasks and options). It is created whole: written to a new file (``O_CREAT | O_EXCL |
+  O_NOFOLLOW``) in the journal's folder and hard-linked to the journal's path, which fails if
+  anything at all (a file, a dangling symlink) is there. A file without the header (empty, a
+  user's file, a journal of format 1, which began with the curriculum's options and is no
+  longer accepted: start a new journal) is refused with a :class:`CurriculumError` and left
+  byte for byte as it was.
+- The path is ``lstat``-ed before it is opened and ``fstat``-ed after (the same inode): a
+  symlink, directory, FIFO, socket or device is refused without being opened.
+- Every line, the header included, is at most :data:`MAX_LINE_BYTES` bytes with its newline;
+  the reader reads at most that much for one line (never a whole line at once), so an endless
+  line is refused after reading :data:`MAX_LINE_BYTES` bytes. A writer never writes a longer
+  line (a report's ``reason`` is cut to :data:`MAX_REASON_CHARS` characters).
+- Keys (a row's ``curriculum_key``, a journal's ``issue`` and ``report``) are 1 to
+  :data:`MAX_KEY_CHARS` characters of ``A-Z a-z 0-9 _ . : / -`` (:func:`check_key`); any
+  other key is refused and never written.
+
 The journal survives writers killed at any point (``kill -9``, a preempted run). Every line
 goes out in one ``write`` (continued if the kernel writes part of it) under the lock, so while a
 process holds the lock no live writer is mid-line: bytes after the last newline can only be a
-line torn by a writer that died. Whoever takes the lock next (a replica or a reward worker)
-truncates those bytes and warns with a :class:`JournalWarning` naming how many bytes it dropped;
-every whole line is kept, and none is written twice. A report for a key the journal never issued
-(a stale row from before a restart, or one older than the curriculum's ``memory``) is skipped
-and counted in :attr:`CurriculumJournal.unknown_reports`, with a warning for the first and then
-one per :data:`UNKNOWN_REPORT_WARNING_EVERY`. Lines are not ``fsync``-ed: a killed process loses
-nothing it wrote (the kernel holds it), but a machine crash may lose the last lines, and leaves at
-worst a torn tail. Any other malformed line is corruption and raises :class:`CurriculumError`.
+line torn by a writer that died, and are fewer than :data:`MAX_LINE_BYTES`. Whoever takes the
+lock next (a replica or a reward worker) truncates those bytes and warns with a
+:class:`JournalWarning` naming how many bytes it dropped; every whole line is kept, and none is
+written twice. A tail of :data:`MAX_LINE_BYTES` bytes or more without a newline is no torn line:
+it is refused and left as it is. A report for a key the journal never issued (a stale row from
+before a restart, or one older than the curriculum's ``memory``) is skipped and counted in
+:attr:`CurriculumJournal.unknown_reports`, with a warning for the first and then one per
+:data:`UNKNOWN_REPORT_WARNING_EVERY`. Lines are not ``fsync``-ed: a killed process loses
+nothing it wrote (the kernel holds it), but a machine crash may lose the last lines, and leaves
+at worst a torn tail. Any other malformed line is corruption and raises :class:`CurriculumError`.
 
-:func:`report_to_journal` is what :func:`npgym.integrations.verl.compute_score` calls for rows
-whose ``extra_info`` names a journal and a key (see :mod:`npgym.integrations.verl_curriculum`).
+:func:`report_to_journal` is what :func:`npgym.integrations.verl.compute_score` calls (through
+:func:`npgym.integrations.ray_curriculum.report_score`) for rows that carry a key.
 """
 
 from __future__ import annotations
@@ -44,9 +79,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
+import secrets
+import stat
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +102,24 @@ if TYPE_CHECKING:
 KEY_FIELD = "curriculum_key"
 """The column (TRL) or ``extra_info`` field (verl) naming a row's curriculum item."""
 JOURNAL_FIELD = "curriculum_journal"
-"""The ``extra_info`` field naming the journal a verl row's reports go to."""
+"""The ``extra_info`` field where rows of earlier npgym versions named their journal: now
+ignored, with a warning (a path to write never comes from a row)."""
+JOURNAL_ENV = "NPGYM_CURRICULUM_JOURNAL"
+"""The environment variable naming, as an absolute path, the journal that reward workers report
+to (see the module docstring)."""
+JOURNAL_FORMAT = "npgym-curriculum-journal"
+"""The ``format`` of a journal's header line: a file whose first line does not say it is refused."""
+JOURNAL_VERSION = 2
+"""The journal format this npgym writes and reads (format 1 had no header naming it)."""
+MAX_LINE_BYTES = 1 << 16
+"""Longest journal line, in bytes with its newline (65536): longer lines are refused unread."""
+MAX_KEY_CHARS = 128
+"""Longest curriculum key, in characters (a task name of at most 64, ``/`` and a counter)."""
+KEY_PATTERN = re.compile(r"[A-Za-z0-9_.:/-]+")
+"""The characters of a curriculum key (no space, quote, ``$``, newline or other control)."""
+MAX_REASON_CHARS = 1000
+"""A report's ``reason`` is cut to this many characters in the journal (the curriculum reads
+only whether the score passed)."""
 
 UNKNOWN_REPORT_WARNING_EVERY = 1000
 """A replica warns about its first report for a key the journal never issued, then once per this
@@ -72,7 +127,24 @@ many more (all of them are counted in :attr:`CurriculumJournal.unknown_reports`)
 
 
 class JournalWarning(RuntimeWarning):
-    """A journal's torn last line was dropped, or it holds reports for keys it never issued."""
+    """A journal's torn last line was dropped, it holds reports for keys it never issued, or a
+    row named a journal (ignored)."""
+
+
+def check_key(key: object) -> str:
+    """``key`` if it is a curriculum key (a string of 1 to :data:`MAX_KEY_CHARS` characters of
+    :data:`KEY_PATTERN`); else :class:`CurriculumError`. Checked before a key is written."""
+    if not isinstance(key, str):
+        raise CurriculumError(f"a curriculum key is a string, got {type(key).__name__}")
+    if len(key) > MAX_KEY_CHARS:
+        raise CurriculumError(
+            f"a curriculum key has at most {MAX_KEY_CHARS} characters, got {len(key)}"
+        )
+    if not KEY_PATTERN.fullmatch(key):
+        raise CurriculumError(
+            f"curriculum key {key!r} has characters outside A-Z a-z 0-9 _ . : / -"
+        )
+    return key
 
 
 class CurriculumPrefetch:
@@ -186,15 +258,160 @@ def curriculum_reward(
 # --- a curriculum shared by the processes of one machine ----------------------------------------
 
 
-_TAIL_CHUNK = 1 << 16
-"""Bytes read at a time, backwards, when looking for the end of a journal's last whole line."""
+_READ_CHUNK = 1 << 12
+"""Bytes read at a time when looking for the end of a journal's header line."""
+_REPLAY_CHUNK = 1 << 16
+"""Bytes read at a time when replaying a journal's lines."""
+
+
+def journal_header(curriculum: AdaptiveCurriculum) -> dict[str, Any]:
+    """The header line a journal of ``curriculum`` begins with (its format, and the curriculum's
+    version, tasks and options)."""
+    state = curriculum.state_dict()
+    return {
+        "format": JOURNAL_FORMAT,
+        "version": JOURNAL_VERSION,
+        "curriculum": {key: state[key] for key in ("version", "tasks", "options")},
+    }
+
+
+def configured_journal() -> Path | None:
+    """The journal that :data:`JOURNAL_ENV` names in this process's environment (``None``
+    when unset); a relative path is refused (reward workers may run in other folders)."""
+    value = os.environ.get(JOURNAL_ENV)
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_absolute():
+        raise CurriculumError(f"{JOURNAL_ENV} must be an absolute path, got {value!r}")
+    return path
+
+
+def _refuse(path: Path, why: str) -> CurriculumError:
+    return CurriculumError(f"curriculum journal {path}: {why}; refused, and left as it is")
+
+
+def _kind(mode: int) -> str | None:
+    """What a file of ``mode`` is, when it is not a regular file (``None`` when it is)."""
+    kinds = {
+        stat.S_ISLNK: "a symbolic link",
+        stat.S_ISDIR: "a directory",
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISSOCK: "a socket",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+    }
+    for test, kind in kinds.items():
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _create(path: Path, header: bytes) -> None:
+    """Make the journal ``path`` holding only ``header``, atomically: the header goes to a new
+    file (``O_EXCL | O_NOFOLLOW``) in the same folder, hard-linked to ``path``. Nothing happens
+    if something is already at ``path`` (a journal that another process just made, or anything
+    else, which the opener then checks)."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.new")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(temporary, flags, 0o644)
+        try:
+            try:
+                _append(fd, header)
+            finally:
+                os.close(fd)
+            with suppress(FileExistsError):
+                os.link(temporary, path, follow_symlinks=False)
+        finally:
+            with suppress(FileNotFoundError):
+                os.unlink(temporary)
+    except OSError as error:
+        raise CurriculumError(f"curriculum journal {path}: cannot create it ({error})") from error
+
+
+def _open_journal(path: Path) -> int:
+    """A descriptor (read-write, appending) on the journal at ``path``, after the checks of the
+    module docstring: a regular file (``lstat`` before the open, ``fstat`` after, the same
+    inode) whose first line is a journal header. Nothing is read before the first check."""
+    try:
+        before = os.lstat(path)
+    except FileNotFoundError as error:
+        raise CurriculumError(
+            f"curriculum journal {path} not found: rewards must be computed on the machine "
+            "whose dataset drew the row (the journal is a local file)"
+        ) from error
+    except OSError as error:
+        raise CurriculumError(f"curriculum journal {path}: cannot reach it ({error})") from error
+    kind = _kind(before.st_mode)
+    if kind is not None:
+        raise _refuse(path, f"it is {kind}, not a journal file")
+    flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        raise CurriculumError(f"curriculum journal {path}: cannot open it ({error})") from error
+    try:
+        after = os.fstat(fd)
+        kind = _kind(after.st_mode)
+        if kind is not None or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+            raise _refuse(path, f"it was replaced while being opened (by {kind or 'a file'})")
+        _check_header(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _first_line(fd: int, path: Path) -> bytes:
+    """The file's first line with its newline, read :data:`_READ_CHUNK` bytes at a time and
+    never more than :data:`MAX_LINE_BYTES` in all."""
+    head = b""
+    while len(head) < MAX_LINE_BYTES:
+        chunk = os.pread(fd, min(_READ_CHUNK, MAX_LINE_BYTES - len(head)), len(head))
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return head + chunk[: newline + 1]
+        if not chunk:
+            what = "it is empty" if not head else "its first line has no newline"
+            raise _refuse(path, f"{what}, so it has no journal header")
+        head += chunk
+    raise _refuse(
+        path, f"its first line is longer than {MAX_LINE_BYTES} bytes: not a journal header"
+    )
+
+
+def _check_header(fd: int, path: Path) -> None:
+    """Refuse (:class:`CurriculumError`) a file whose first line is not a journal header of
+    this format (the replica compares the curriculum in it when it replays)."""
+    line = _first_line(fd, path)
+    try:
+        header = json.loads(line)
+    except (ValueError, RecursionError):
+        header = None
+    if not isinstance(header, dict) or header.get("format") != JOURNAL_FORMAT:
+        if isinstance(header, dict) and "curriculum" in header and "format" not in header:
+            raise _refuse(
+                path,
+                "it is a journal of format 1 (npgym before journal headers), which is no longer "
+                f"read: start a new journal file (format {JOURNAL_VERSION})",
+            )
+        raise _refuse(path, f"its first line is not a {JOURNAL_FORMAT} header")
+    if header.get("version") != JOURNAL_VERSION:
+        raise _refuse(
+            path,
+            f"its header is of journal format {header.get('version')!r}, not {JOURNAL_VERSION}",
+        )
+    if header.keys() != {"format", "version", "curriculum"}:
+        raise _refuse(path, "its header has other fields than format, version and curriculum")
 
 
 @contextmanager
-def _locked(path: Path, create: bool = False) -> Iterator[int]:
-    """The journal's descriptor (read-write, appending) under an exclusive ``flock``, with any
-    torn last line already dropped; closing it releases the lock, as a writer's death does."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0), 0o644)
+def _locked(path: Path) -> Iterator[int]:
+    """The journal's descriptor (checked as :func:`_open_journal` says) under an exclusive
+    ``flock``, with any torn last line already dropped; closing it releases the lock, as a
+    writer's death does."""
+    fd = _open_journal(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _drop_torn_tail(fd, path)
@@ -205,11 +422,20 @@ def _locked(path: Path, create: bool = False) -> Iterator[int]:
 
 def _drop_torn_tail(fd: int, path: Path) -> None:
     """Truncate the bytes after the last newline. The caller holds the lock, under which every
-    line is written whole, so they are what a writer that died mid-line left behind."""
+    line is written whole, so they are what a writer that died mid-line left behind: fewer than
+    :data:`MAX_LINE_BYTES`. A longer tail is no torn line: refused, and left as it is."""
     size = os.fstat(fd).st_size
     if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return
-    end = _whole_lines_end(fd, size)
+    start = max(size - MAX_LINE_BYTES, 0)
+    newline = os.pread(fd, size - start, start).rfind(b"\n")
+    if newline < 0:
+        raise _refuse(
+            path,
+            f"it ends with {MAX_LINE_BYTES} bytes or more without a newline, longer than any "
+            "journal line (so not a line torn by a writer that died)",
+        )
+    end = start + newline + 1
     os.ftruncate(fd, end)
     warnings.warn(
         f"curriculum journal {path}: dropped a torn last line of {size - end} bytes (a writer "
@@ -219,16 +445,25 @@ def _drop_torn_tail(fd: int, path: Path) -> None:
     )
 
 
-def _whole_lines_end(fd: int, size: int) -> int:
-    """The offset just after the last newline in the first ``size`` bytes (0 when none)."""
-    end = size
-    while end > 0:
-        start = max(end - _TAIL_CHUNK, 0)
-        newline = os.pread(fd, end - start, start).rfind(b"\n")
-        if newline >= 0:
-            return start + newline + 1
-        end = start
-    return 0
+def _lines(fd: int, offset: int, path: Path) -> Iterator[bytes]:
+    """The whole lines from ``offset`` on, each with its newline, read :data:`_REPLAY_CHUNK`
+    bytes at a time: a line longer than :data:`MAX_LINE_BYTES` is refused once that many of its
+    bytes are read, never read whole."""
+    pending = b""
+    position = offset  # where ``pending`` begins in the file
+    while chunk := os.pread(fd, _REPLAY_CHUNK, position + len(pending)):
+        pending += chunk
+        start = 0
+        while (newline := pending.find(b"\n", start)) >= 0 and newline - start < MAX_LINE_BYTES:
+            yield pending[start : newline + 1]
+            start = newline + 1
+        position += start
+        pending = pending[start:]
+        if len(pending) >= MAX_LINE_BYTES:
+            raise CurriculumError(
+                f"curriculum journal {path}: the line at byte {position} is longer than "
+                f"{MAX_LINE_BYTES} bytes: the journal is corrupt"
+            )
 
 
 def _append(fd: int, line: bytes) -> int:
@@ -242,116 +477,144 @@ def _append(fd: int, line: bytes) -> int:
 
 
 def _line(event: Mapping[str, Any]) -> bytes:
-    return (json.dumps(event, separators=(",", ":")) + "\n").encode("utf-8")
+    """``event`` as one journal line; :class:`CurriculumError` if it would be longer than
+    :data:`MAX_LINE_BYTES` (no reader would take it)."""
+    line = (json.dumps(event, separators=(",", ":")) + "\n").encode("utf-8")
+    if len(line) > MAX_LINE_BYTES:
+        raise CurriculumError(
+            f"a curriculum journal line of {len(line)} bytes is longer than {MAX_LINE_BYTES}"
+        )
+    return line
 
 
 def _report_line(key: str, score: Score) -> bytes:
-    return _line({"report": key, "score": score.to_dict()})
+    """A report's line: the checked key and the score, its ``reason`` cut to
+    :data:`MAX_REASON_CHARS` characters."""
+    fields = score.to_dict()
+    fields["reason"] = str(fields["reason"])[:MAX_REASON_CHARS]
+    return _line({"report": check_key(key), "score": fields})
 
 
-def report_to_journal(extra_info: Mapping[str, Any], score: Score) -> bool:
-    """Append ``score`` to the journal a row's ``extra_info`` names; ``False`` when it names
-    none (a row not drawn from a curriculum). Safe to call from any process."""
-    journal, key = extra_info.get(JOURNAL_FIELD), extra_info.get(KEY_FIELD)
-    if not journal or not key:
-        return False
-    path = Path(journal)
-    line = _report_line(str(key), score)
-    try:
-        with _locked(path) as fd:
-            _append(fd, line)
-    except (FileNotFoundError, IsADirectoryError) as error:
-        raise CurriculumError(
-            f"curriculum journal {path} not found: rewards must be computed on the machine "
-            "whose dataset drew the row (the journal is a local file)"
-        ) from error
-    return True
+def report_to_journal(journal: str | Path, key: str, score: Score) -> None:
+    """Append ``score`` under ``key`` to the journal file ``journal`` (from the trainer's
+    configuration, never from a row); safe to call from any process. The key is checked
+    (:func:`check_key`), and the journal too (the module docstring)."""
+    line = _report_line(key, score)
+    with _locked(Path(journal)) as fd:
+        _append(fd, line)
 
 
 class CurriculumJournal:
     """A replica of an :class:`AdaptiveCurriculum` kept in step through a journal file.
 
-    ``curriculum`` must be fresh (nothing issued); its options are the journal's first line, and
-    opening a journal written with other options is refused. :meth:`next` replays the lines
-    other processes appended, then draws and appends its own draw, all under the file lock.
-    Torn lines and reports for unknown keys are handled as the module docstring says.
+    ``curriculum`` must be fresh (nothing issued). A missing journal is created (its header
+    names the curriculum's options); an existing one must be an npgym journal of the same
+    options, else it is refused (and left as it is). :meth:`next` replays the lines other
+    processes appended, then draws and appends its own draw, all under the file lock. Torn
+    lines and reports for unknown keys are handled as the module docstring says; a journal
+    replaced by another file after this replica opened it is refused.
     """
 
     def __init__(self, curriculum: AdaptiveCurriculum, path: str | Path) -> None:
         if any(stat["issued"] for stat in curriculum.stats().values()):
             raise CurriculumError("a journal replica needs a fresh curriculum (nothing issued)")
-        state = curriculum.state_dict()
-        self.header = {"curriculum": {key: state[key] for key in ("version", "tasks", "options")}}
+        self.header = journal_header(curriculum)
         self.curriculum = curriculum
         self.path = Path(path)
         self.unknown_reports = 0
         """Reports this replica skipped because their key was never issued (or is older than
         the curriculum's memory)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CurriculumError(
+                f"curriculum journal {self.path}: cannot make its folder ({error})"
+            ) from error
         self._offset = 0
-        with _locked(self.path, create=True) as fd:
-            if os.fstat(fd).st_size == 0:
-                _append(fd, _line(self.header))
+        self._identity: tuple[int, int] | None = None
+        try:
+            os.lstat(self.path)
+        except FileNotFoundError:
+            _create(self.path, _line(self.header))
+        with self._locked() as fd:
             self._replay(fd)
+
+    @contextmanager
+    def _locked(self) -> Iterator[int]:
+        """The journal under its lock (:func:`_locked`), refused if it is no longer the file
+        this replica first opened."""
+        with _locked(self.path) as fd:
+            opened = os.fstat(fd)
+            identity = (opened.st_dev, opened.st_ino)
+            if self._identity is None:
+                self._identity = identity
+            elif identity != self._identity:
+                raise CurriculumError(
+                    f"curriculum journal {self.path} was replaced by another file since this "
+                    "replica opened it"
+                )
+            yield fd
 
     def next(self) -> CurriculumItem:
         """Catch up with the journal, draw the next item and record the draw."""
-        with _locked(self.path) as fd:
+        with self._locked() as fd:
             self._replay(fd)
             item = self.curriculum.next()
-            self._offset = _append(fd, _line({"issue": item.key}))
+            self._offset = _append(fd, _line({"issue": check_key(item.key)}))
         return item
 
     def report(self, key: str, score: Score) -> None:
-        """Append a report, then replay it with any lines before it (an unknown key is counted
-        and warned about, as in replay)."""
-        with _locked(self.path) as fd:
-            _append(fd, _report_line(key, score))
+        """Append a report (its key checked), then replay it with any lines before it (an
+        unknown key is counted and warned about, as in replay)."""
+        line = _report_line(key, score)
+        with self._locked() as fd:
+            _append(fd, line)
             self._replay(fd)
 
     def sync(self) -> None:
         """Replay the lines appended since the last call (reports, other replicas' draws)."""
-        with _locked(self.path) as fd:
+        with self._locked() as fd:
             self._replay(fd)
 
     def _replay(self, fd: int) -> None:
         """Apply the lines after ``_offset`` (the caller holds the lock: they are all whole)."""
-        os.lseek(fd, self._offset, os.SEEK_SET)
-        with open(fd, "rb", closefd=False) as lines:
-            for line in lines:
-                where = f"{self.path} (the line at byte {self._offset})"
-                try:
-                    self._apply(json.loads(line), where)
-                except CurriculumError:
-                    raise
-                except (KeyError, TypeError, ValueError) as error:
-                    raise CurriculumError(f"{where}: malformed journal line: {error}") from error
-                self._offset += len(line)
+        for line in _lines(fd, self._offset, self.path):
+            where = f"{self.path} (the line at byte {self._offset})"
+            try:
+                self._apply(json.loads(line), where)
+            except CurriculumError:
+                raise
+            except (KeyError, TypeError, ValueError, RecursionError) as error:
+                raise CurriculumError(f"{where}: malformed journal line: {error}") from error
+            self._offset += len(line)
 
-    def _apply(self, event: dict[str, Any], where: str) -> None:
-        if "curriculum" in event:
+    def _apply(self, event: Any, where: str) -> None:
+        if not isinstance(event, dict):
+            raise CurriculumError(f"{where}: not a curriculum journal line: {event!r:.200}")
+        if self._offset == 0:
             if event != self.header:
                 raise CurriculumError(
                     f"{where}: the journal was written by a curriculum with other options "
-                    f"({event['curriculum']}); use a new journal file"
+                    f"({event.get('curriculum')}); use a new journal file"
                 )
-        elif "issue" in event:
+        elif event.keys() == {"issue"}:
+            key = check_key(event["issue"])
             item = self.curriculum.next()
-            if item.key != event["issue"]:
+            if item.key != key:
                 raise CurriculumError(
-                    f"{where}: replaying draw {event['issue']!r} gave {item.key!r}: the journal "
+                    f"{where}: replaying draw {key!r} gave {item.key!r}: the journal "
                     "and this replica have diverged"
                 )
-        elif "report" in event:
-            key, score = event["report"], Score(**event["score"])
+        elif event.keys() == {"report", "score"}:
+            key, score = check_key(event["report"]), Score(**event["score"])
             if self.curriculum.accepts(key):
                 self.curriculum.report(key, score)
             else:
                 self._skip_unknown(key, where)
         else:
-            raise CurriculumError(f"{where}: not a curriculum journal line: {event!r}")
+            raise CurriculumError(f"{where}: not a curriculum journal line: {event!r:.200}")
 
-    def _skip_unknown(self, key: object, where: str) -> None:
+    def _skip_unknown(self, key: str, where: str) -> None:
         """Count a report for a key never issued; warn for the first and then once per
         :data:`UNKNOWN_REPORT_WARNING_EVERY`."""
         self.unknown_reports += 1

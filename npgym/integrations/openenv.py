@@ -17,8 +17,8 @@ OpenEnv ``EnvClient`` for it:
 An action is the model's whole completion as text, at most :data:`MAX_ACTION_CHARS` characters.
 A non-text action, or a longer one, gets an OpenEnv error response naming the problem; the
 session and every other session keep going. Running many servers behind one trainer is
-described in the README ("OpenEnv server"); :func:`local_server` runs one in a subprocess (smoke
-runs, benchmarks).
+described in docs/integrations.md ("OpenEnv server"); :func:`local_server` runs one in a
+subprocess (smoke runs, benchmarks).
 
 Under load: each reset's instance and reference are built in a pool of worker processes
 (:mod:`npgym.integrations.serving`, ``--workers``), so resets use several cores and never
@@ -28,18 +28,31 @@ server has not answered within ``message_timeout_s`` (:data:`DEFAULT_MESSAGE_TIM
 way its session slot is free at once. (OpenEnv's own ``session_timeout`` reaper is not used: it
 frees the slot but leaves the socket open, so the client goes on playing outside the session
 count, and it looks at most every 5 seconds.)
+
+Every client is untrusted, on every transport (WebSocket ``/ws`` and ``/mcp``, plain HTTP
+``/reset``, ``/step``..., HTTP MCP ``POST /mcp``): :class:`ServerGuard` gives them one session
+table (``max_sessions``), the same idle and message limits, a cancelled handler when the
+client hangs up, a body limit (:data:`~npgym.integrations.serving.MAX_MESSAGE_BYTES`) and,
+with ``token``, a required ``Authorization: Bearer`` header; :func:`run_server` adds the
+transport's limits (the same frame limit, a deadline on request heads). The limits, as
+numbers, are in :mod:`npgym.integrations.serving`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import hashlib
+import hmac
 import itertools
 import json
+import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
@@ -47,9 +60,12 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import h11
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
-from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import (
     Action,
@@ -59,23 +75,34 @@ from openenv.core.env_server.types import (
     State,
 )
 from pydantic import Field, StrictStr
+from uvicorn.protocols.http.h11_impl import H11Protocol
 from websockets.exceptions import ConnectionClosed
 
 from npgym.datasets import warm_up
 from npgym.env import MAX_TEXT_CHARS
 from npgym.instance import Instance
 from npgym.integrations.serving import (
+    BODY_TIMEOUT_S,
     CLOSE_SEND_TIMEOUT_S,
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_MESSAGE_TIMEOUT_S,
     DEFAULT_WORKERS,
+    HEADER_TIMEOUT_S,
+    KEEP_ALIVE_TIMEOUT_S,
+    MAX_HEADER_BYTES,
+    MAX_MESSAGE_BYTES,
+    REAPER_INTERVAL_S,
+    TOKEN_ENV,
     ReferencePool,
     check_timeout,
+    check_token,
     check_workers,
+    is_loopback,
 )
 from npgym.integrations.trl import VerifierTool
 from npgym.multiturn import as_completion
+from npgym.registry import CURRICULUM_ENV_ID
 from npgym.reward import DEFAULT_REWARD
 from npgym.version import __version__
 
@@ -85,6 +112,8 @@ IDLE_CLOSE_CODE = 1001
 """WebSocket close code of a session closed for idleness ("going away")."""
 MESSAGE_TIMEOUT_CLOSE_CODE = 1011
 """WebSocket close code of a session whose message took too long ("internal error")."""
+POLICY_CLOSE_CODE = 1008
+"""WebSocket close code of a connection without the token (the client sees HTTP 403)."""
 
 ASGIMessage = MutableMapping[str, Any]
 ASGIReceive = Callable[[], Awaitable[ASGIMessage]]
@@ -337,6 +366,312 @@ class _GuardedSocket:
             return
 
 
+_OVER_HTTP: contextvars.ContextVar[bool] = contextvars.ContextVar("npgym_over_http", default=False)
+"""Whether the running handler serves a plain HTTP request (its sessions no WebSocket holds)."""
+UNGUARDED_PATHS = frozenset(
+    {"/health", "/schema", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+    | {"/list_environments"}
+)
+"""Plain HTTP paths that build no environment, so hold no session slot."""
+OPEN_PATHS = frozenset({"/health"})
+"""The paths a client may use without the token (liveness checks)."""
+
+
+class _SessionTable(HTTPEnvServer):
+    """OpenEnv's server with one session table for every transport.
+
+    WebSocket sessions (``/ws``, ``/mcp``) and HTTP MCP sessions (``openenv/session/create``)
+    take a slot of OpenEnv's table; so does every plain HTTP request that builds an environment
+    (``/reset``, ``/step``, ``/state``...), for as long as it runs (:meth:`hold`). A session
+    made over HTTP, which no connection holds, is destroyed once idle for ``idle_timeout_s``
+    (checked every :data:`REAPER_INTERVAL_S`), as :class:`SessionTimeouts` closes an idle
+    WebSocket.
+    """
+
+    def __init__(self, *args: Any, idle_timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.idle_timeout_s = idle_timeout_s
+        self.free_standing: set[str] = set()
+
+    async def _create_session(self) -> tuple[str, Environment]:
+        session_id, env = await super()._create_session()
+        if _OVER_HTTP.get():
+            self.free_standing.add(session_id)
+        return session_id, env
+
+    def hold(self) -> str | None:
+        """A slot for one HTTP request (its key), or ``None`` when the table is full."""
+        if len(self._sessions) >= self._max_concurrent_envs:
+            return None
+        key = f"http-{uuid.uuid4().hex}"
+        self._sessions[key] = None  # OpenEnv's placeholder: a slot that holds no session yet
+        return key
+
+    def release(self, key: str) -> None:
+        """Free an HTTP request's slot (synchronous: safe in a cancelled task's cleanup)."""
+        self._sessions.pop(key, None)
+
+    def _start_reaper(self) -> None:
+        if self._reaper_task is None:  # type: ignore[has-type]  # OpenEnv's attribute
+            self._reaper_task = asyncio.create_task(self._reap())
+
+    async def _reap(self) -> None:
+        """Destroy every free-standing session idle for longer than the idle timeout."""
+        interval = min(REAPER_INTERVAL_S, self.idle_timeout_s / 4)
+        while True:
+            await asyncio.sleep(interval)
+            now = time.time()
+            for session_id in list(self.free_standing):
+                info = self._session_info.get(session_id)
+                if session_id not in self._sessions:
+                    self.free_standing.discard(session_id)  # closed over MCP meanwhile
+                elif info is None or session_id in self._session_websocket_attachments:
+                    continue  # still starting, or a WebSocket holds it now
+                elif now - info.last_activity_at > self.idle_timeout_s:
+                    self.free_standing.discard(session_id)
+                    with contextlib.suppress(Exception):  # best effort, as OpenEnv's reaper
+                        await self._destroy_session(session_id)
+
+
+def _token_digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
+def _presented_token(scope: MutableMapping[str, Any]) -> str | None:
+    """The token a request carries: ``Authorization: Bearer ...``, or for a WebSocket
+    (whose browser clients cannot set headers) a ``token`` query parameter."""
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, credentials = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer":
+                return credentials.strip()
+    if scope["type"] == "websocket":
+        query = urllib.parse.parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        if query.get("token"):
+            return query["token"][0]
+    return None
+
+
+class _TooLargeError(Exception):
+    """An HTTP body past :data:`MAX_MESSAGE_BYTES`."""
+
+
+class ServerGuard:
+    """ASGI middleware in front of the whole app: the limits every transport shares.
+
+    - the token, when the server has one: ``Authorization: Bearer <token>`` (or ``?token=``
+      on a WebSocket), compared in constant time; a request without it gets 401 (a WebSocket,
+      403), except ``GET /health``;
+    - WebSockets: :class:`SessionTimeouts`' idle and message limits;
+    - plain HTTP: a body of at most :data:`MAX_MESSAGE_BYTES` (413 past it, before anything
+      parses it), sent within :data:`BODY_TIMEOUT_S` (408); a session slot for a request that
+      builds an environment (503 ``CAPACITY_REACHED`` when the table is full); an answer
+      within ``message_timeout_s`` (504 ``MESSAGE_TIMEOUT``); and a handler cancelled as soon
+      as its client hangs up (a reset's worker with it).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        table: _SessionTable,
+        token: str | None,
+        idle_timeout_s: float,
+        message_timeout_s: float,
+    ) -> None:
+        self.app = app
+        self.table = table
+        self.token = None if token is None else _token_digest(check_token(token))
+        self.sockets = SessionTimeouts(app, idle_timeout_s, message_timeout_s)
+        self.message_timeout_s = self.sockets.message_timeout_s
+
+    async def __call__(
+        self, scope: MutableMapping[str, Any], receive: ASGIReceive, send: ASGISend
+    ) -> None:
+        if scope["type"] not in ("http", "websocket"):  # lifespan
+            await self.app(scope, receive, send)
+            return
+        if not self._authorized(scope):
+            if scope["type"] == "websocket":  # before the handshake: the client gets 403
+                await send({"type": "websocket.close", "code": POLICY_CLOSE_CODE})
+            else:
+                await _respond(send, 401, "UNAUTHORIZED", "missing or wrong token")
+            return
+        if scope["type"] == "websocket":
+            await self.sockets(scope, receive, send)
+        else:
+            await self._http(scope, receive, send)
+
+    def _authorized(self, scope: MutableMapping[str, Any]) -> bool:
+        if self.token is None or scope.get("path") in OPEN_PATHS:
+            return True
+        presented = _presented_token(scope)
+        return presented is not None and hmac.compare_digest(_token_digest(presented), self.token)
+
+    async def _http(
+        self, scope: MutableMapping[str, Any], receive: ASGIReceive, send: ASGISend
+    ) -> None:
+        """One plain HTTP request under the limits."""
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and (
+                not value.isdigit() or int(value) > MAX_MESSAGE_BYTES
+            ):
+                await _respond(send, 413, "TOO_LARGE", _too_large())
+                return
+        try:
+            body = await asyncio.wait_for(_read_body(receive), BODY_TIMEOUT_S)
+        except _TooLargeError:
+            await _respond(send, 413, "TOO_LARGE", _too_large())
+            return
+        except asyncio.TimeoutError:
+            message = f"the request body did not arrive within {BODY_TIMEOUT_S:g} s"
+            await _respond(send, 408, "BODY_TIMEOUT", message)
+            return
+        if body is None:  # the client hung up already
+            return
+        slot = None
+        if scope["path"] not in UNGUARDED_PATHS and scope["path"] != "/mcp":
+            slot = self.table.hold()
+            if slot is None:
+                limit = self.table.max_concurrent_envs
+                message = f"the server holds its maximum of {limit} sessions; try again later"
+                await _respond(send, 503, "CAPACITY_REACHED", message)
+                return
+        try:
+            await self._answer(scope, body, receive, send)
+        finally:
+            if slot is not None:
+                self.table.release(slot)
+
+    async def _answer(
+        self, scope: MutableMapping[str, Any], body: bytes, receive: ASGIReceive, send: ASGISend
+    ) -> None:
+        """Run the app on ``body``; cancel it when the client hangs up or time runs out."""
+        hung_up = asyncio.ensure_future(receive())  # answers once the client is gone
+        replayed = False
+        started = False
+
+        async def replay() -> ASGIMessage:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await asyncio.shield(hung_up)
+
+        async def answer(message: ASGIMessage) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        over_http = _OVER_HTTP.set(True)
+        try:
+            handler = asyncio.ensure_future(self.app(scope, replay, answer))
+        finally:
+            _OVER_HTTP.reset(over_http)
+        try:
+            done, _ = await asyncio.wait(
+                {handler, hung_up}, timeout=self.message_timeout_s, return_when="FIRST_COMPLETED"
+            )
+        except asyncio.CancelledError:  # the server is stopping
+            handler.cancel()
+            hung_up.cancel()
+            raise
+        if handler in done:
+            hung_up.cancel()
+            handler.result()
+            return
+        handler.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await handler
+        if hung_up in done:  # nobody is waiting for this answer: its work is cancelled
+            return
+        hung_up.cancel()
+        if not started:
+            seconds = self.message_timeout_s
+            message = f"the server did not answer within {seconds:g} s"
+            await _respond(send, 504, "MESSAGE_TIMEOUT", message)
+
+
+async def _read_body(receive: ASGIReceive) -> bytes | None:
+    """The whole request body (``None`` if the client hung up first)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_MESSAGE_BYTES:
+            raise _TooLargeError
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _too_large() -> str:
+    return f"the request body is over the limit of {MAX_MESSAGE_BYTES} bytes"
+
+
+async def _respond(send: ASGISend, status: int, code: str, message: str) -> None:
+    """A JSON error response ``{"detail": message, "code": code}``; the connection closes."""
+    body = json.dumps({"detail": message, "code": code}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HeaderDeadline(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, with a deadline on each request's line and headers.
+
+    A connection must send a complete request head within :data:`HEADER_TIMEOUT_S` of opening
+    (or of its previous response's end), else it is closed: uvicorn (0.54) times out only the
+    wait between requests (``timeout_keep_alive``), so a client that sends half a request line
+    and then nothing would hold its connection for ever.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_due: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self._arm()
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state is not h11.IDLE:  # a request's head is in (or an upgrade)
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        self._arm()
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_due = self.loop.call_later(HEADER_TIMEOUT_S, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._head_due is not None:
+            self._head_due.cancel()
+            self._head_due = None
+
+    def _too_slow(self) -> None:
+        self._head_due = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+
 def create_server_app(
     env_id: str,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
@@ -344,20 +679,29 @@ def create_server_app(
     workers: int = DEFAULT_WORKERS,
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
     message_timeout_s: float = DEFAULT_MESSAGE_TIMEOUT_S,
+    token: str | None = None,
     **env_options: Any,
 ) -> Any:
-    """OpenEnv's FastAPI app serving ``env_id`` (one env per session).
+    """OpenEnv's FastAPI app serving ``env_id`` (one env per session), behind
+    :class:`ServerGuard`.
 
     ``env_options`` go to ``gym.make`` (``max_attempts``, ``reward``, ``exact_reference``...).
     ``workers`` reference processes build the resets (0: in the server process itself); the
-    app kills them when it shuts down. ``idle_timeout_s`` and ``message_timeout_s`` are
-    :class:`SessionTimeouts`' limits. A bad env id, option or limit fails here, before the
-    server starts.
+    app kills them when it shuts down. ``max_sessions`` slots, ``idle_timeout_s`` and
+    ``message_timeout_s`` hold for every transport; ``token``, when given, is required of
+    every client. A bad env id, option or limit fails here, before the server starts.
     """
     limits = {
         "idle_timeout_s": check_timeout("idle_timeout_s", idle_timeout_s),
         "message_timeout_s": check_timeout("message_timeout_s", message_timeout_s),
     }
+    if token is not None:
+        check_token(token)
+    if env_id == CURRICULUM_ENV_ID:
+        raise ValueError(
+            f"{CURRICULUM_ENV_ID} needs a curriculum object and cannot be served: "
+            "serve a task's env id (npgym/<Task>-<tier>)"
+        )
     probe = gym.make(env_id, **env_options)
     warm_up([probe.unwrapped.task.name])  # type: ignore[attr-defined]  # no step pays for loading kernels
     probe.close()
@@ -366,21 +710,51 @@ def create_server_app(
     def factory() -> NPGymEnvironment:
         return NPGymEnvironment(env_id, pool, **env_options)
 
-    app = create_app(
+    app = FastAPI(title=f"npgym {env_id}", version=__version__)
+    table = _SessionTable(
         factory,
         NPGymAction,
         NPGymObservation,
+        max_sessions,
         env_name="npgym",
-        max_concurrent_envs=max_sessions,
         state_cls=NPGymState,
-        mode=ServerMode.SIMULATION,
+        idle_timeout_s=limits["idle_timeout_s"],
     )
-    app.add_middleware(SessionTimeouts, **limits)
+    table.register_routes(app, mode=ServerMode.SIMULATION)
+    app.add_exception_handler(ValueError, _refused)
+    app.add_exception_handler(RuntimeError, _refused)
+    app.add_middleware(ServerGuard, table=table, token=token, **limits)
     if pool is not None:
         app.router.on_startup.append(pool.start)
         app.router.on_shutdown.append(pool.close)
     app.state.reference_pool = pool
+    app.state.sessions = table
     return app
+
+
+async def _refused(request: Any, error: Exception) -> JSONResponse:
+    """An HTTP request the environment refuses (a step without a reset, an over-long action):
+    400 with the reason, rather than a 500 and a traceback in the server's log."""
+    return JSONResponse({"detail": str(error), "code": "REFUSED"}, status_code=400)
+
+
+def run_server(app: Any, host: str, port: int) -> None:
+    """Serve ``app`` with uvicorn until SIGINT or SIGTERM, under the transport's limits:
+    messages of at most :data:`MAX_MESSAGE_BYTES`, request heads of at most
+    :data:`MAX_HEADER_BYTES` sent within :data:`HEADER_TIMEOUT_S`, idle keep-alive
+    connections closed after :data:`KEEP_ALIVE_TIMEOUT_S`."""
+    import uvicorn
+
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        http=HeaderDeadline,
+        ws_max_size=MAX_MESSAGE_BYTES,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT_S,
+    )
 
 
 def serve(
@@ -391,10 +765,10 @@ def serve(
     **options: Any,
 ) -> None:
     """Run the server until interrupted (``npgym serve``); ``options`` as for
-    :func:`create_server_app`."""
-    import uvicorn
-
-    uvicorn.run(create_server_app(env_id, max_sessions, **options), host=host, port=port)
+    :func:`create_server_app`. Refuses a host other than loopback without a token."""
+    if not is_loopback(host) and options.get("token") is None:
+        raise ValueError(f"{host} is reachable from other machines: give a token")
+    run_server(create_server_app(env_id, max_sessions, **options), host, port)
 
 
 @contextlib.contextmanager
@@ -435,7 +809,18 @@ def local_server(
 
 class NPGymClient(EnvClient[NPGymAction, NPGymObservation, NPGymState]):
     """OpenEnv client for an npgym server: ``reset(seed=...)``, ``step(NPGymAction(text))``,
-    ``state()``; ``.sync()`` gives the synchronous form."""
+    ``state()``; ``.sync()`` gives the synchronous form.
+
+    ``token`` (default: the ``NPGYM_SERVE_TOKEN`` environment variable) is sent as
+    ``Authorization: Bearer <token>`` to a server started with ``--token``."""
+
+    def __init__(self, base_url: str, *, token: str | None = None, **options: Any) -> None:
+        token = os.environ.get(TOKEN_ENV) if token is None else token
+        if token:
+            headers = dict(options.pop("headers", None) or {})
+            headers["Authorization"] = f"Bearer {token}"
+            options["headers"] = headers
+        super().__init__(base_url=base_url, **options)
 
     def _step_payload(self, action: NPGymAction) -> dict[str, Any]:
         return {"text": action.text}

@@ -6,8 +6,19 @@ cannot be shared. When Ray is initialised,
 :func:`npgym.integrations.verl_curriculum.curriculum_draws` starts (or finds) a
 :class:`CurriculumService` actor on the node that builds the dataset, keeping the journal there:
 the dataset's processes (dataloader workers included) draw from that journal file directly, and
-every reward process on every node reports to the actor through a :class:`RayCurriculum` handle
-(a row's ``extra_info`` names it), which appends to the same journal.
+every reward process on every node reports to the actor through a :class:`RayCurriculum` handle,
+which appends to the same journal.
+
+- **Configuration, not rows.** A reward process learns where to report from its environment,
+  never from the row (a row carries only its key): ``NPGYM_CURRICULUM_JOURNAL``
+  (:data:`~npgym.integrations.curriculum.JOURNAL_ENV`, the journal's absolute path, which also
+  names the actor), ``NPGYM_CURRICULUM_BACKEND`` (:data:`BACKEND_ENV`: ``ray`` or ``journal``;
+  unset, ``ray`` when the process is connected to Ray) and ``NPGYM_CURRICULUM_ACTOR_TIMEOUT``
+  (:data:`TIMEOUT_ENV`, seconds per call; unset, :data:`CALL_TIMEOUT_S`). The dataset sets all
+  three in its own process (:func:`export_environment`); Ray workers started elsewhere need
+  them from the launch (exported before Ray starts, or in Ray's ``runtime_env``). A row that
+  names an actor, namespace or timeout (``curriculum_actor``, ``curriculum_namespace``,
+  ``curriculum_timeout``, as earlier npgym versions wrote) is ignored with a warning.
 
 - **Name.** The actor is named ``npgym-curriculum:<journal path>`` (:func:`actor_name`; the path
   made absolute on the node that starts it) in the Ray namespace ``npgym``
@@ -44,13 +55,24 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError, CurriculumItem
-from npgym.integrations.curriculum import KEY_FIELD, CurriculumJournal, report_to_journal
+from npgym.integrations.curriculum import (
+    JOURNAL_ENV,
+    JOURNAL_FIELD,
+    KEY_FIELD,
+    CurriculumJournal,
+    JournalWarning,
+    check_key,
+    configured_journal,
+    journal_header,
+    report_to_journal,
+)
 from npgym.results import Score
 
 ACTOR_NAMESPACE = "npgym"
@@ -65,12 +87,24 @@ MAX_TIMEOUT_S = 86400.0
 """The longest call or start timeout accepted."""
 MAX_RESTARTS = -1
 """Ray restarts a crashed curriculum actor on its node this many times (-1: always)."""
+BACKENDS = ("auto", "ray", "journal")
+"""Where the curriculum lives: ``auto`` is ``ray`` when Ray is initialised, else ``journal``."""
+BACKEND_ENV = "NPGYM_CURRICULUM_BACKEND"
+"""The environment variable saying whether reports go to the actor (``ray``) or to the journal
+file (``journal``); unset or ``auto``: the actor when this process is connected to Ray."""
+TIMEOUT_ENV = "NPGYM_CURRICULUM_ACTOR_TIMEOUT"
+"""The environment variable holding the seconds a report waits for the actor (default
+:data:`CALL_TIMEOUT_S`)."""
 ACTOR_FIELD = "curriculum_actor"
-"""The ``extra_info`` field naming the actor a verl row's reports go to."""
+"""The ``extra_info`` field where rows of earlier npgym versions named their actor: ignored."""
 NAMESPACE_FIELD = "curriculum_namespace"
-"""The ``extra_info`` field naming that actor's Ray namespace."""
+"""The ``extra_info`` field where rows of earlier npgym versions named the actor's namespace:
+ignored."""
 TIMEOUT_FIELD = "curriculum_timeout"
-"""The ``extra_info`` field holding the per-call timeout reports use."""
+"""The ``extra_info`` field where rows of earlier npgym versions held a timeout: ignored."""
+ROW_DESTINATION_FIELDS = (JOURNAL_FIELD, ACTOR_FIELD, NAMESPACE_FIELD, TIMEOUT_FIELD)
+"""Fields by which a row once said where to report: a row holding any is warned about, and the
+field is never read."""
 
 _handles: dict[tuple[str, str], Any] = {}
 """Actor handles this process has looked up, by (namespace, name)."""
@@ -151,7 +185,7 @@ class RayCurriculum:
     """A handle on a curriculum actor, usable from any process of the cluster (and picklable).
 
     :meth:`start` creates the actor (or finds the one already keeping that journal); a handle
-    made from a row's ``extra_info`` (:meth:`from_row`) only finds it.
+    made directly (``RayCurriculum(actor_name(journal))``) only finds it.
     """
 
     name: str
@@ -193,9 +227,7 @@ class RayCurriculum:
             .remote(curriculum, str(Path(journal).absolute()))
         )
         header = handle._wait(actor.header.remote(), start_timeout, "start")
-        state = curriculum.state_dict()
-        wanted = {"curriculum": {key: state[key] for key in ("version", "tasks", "options")}}
-        if header != wanted:
+        if header != journal_header(curriculum):
             raise CurriculumError(
                 f"curriculum actor {handle.name!r} keeps a curriculum with other options "
                 f"({header['curriculum']}); use a new journal file"
@@ -210,31 +242,15 @@ class RayCurriculum:
             )
         return handle
 
-    @classmethod
-    def from_row(cls, extra_info: Mapping[str, Any]) -> RayCurriculum:
-        """The handle a verl row's ``extra_info`` names (see :meth:`row_fields`)."""
-        return cls(
-            str(extra_info[ACTOR_FIELD]),
-            str(extra_info.get(NAMESPACE_FIELD, ACTOR_NAMESPACE)),
-            _checked_timeout(extra_info.get(TIMEOUT_FIELD, CALL_TIMEOUT_S), "timeout"),
-        )
-
-    def row_fields(self) -> dict[str, Any]:
-        """What a row's ``extra_info`` carries so that its reward worker reports here."""
-        return {
-            ACTOR_FIELD: self.name,
-            NAMESPACE_FIELD: self.namespace,
-            TIMEOUT_FIELD: self.timeout,
-        }
-
     def next(self) -> CurriculumItem:
         """Draw the next item (appended to the actor's journal before this returns)."""
         item: CurriculumItem = self._call("next")
         return item
 
     def report(self, key: str, score: Score) -> None:
-        """Report a score under ``key`` (in the actor's journal before this returns)."""
-        self._call("report", key, score.to_dict())
+        """Report a score under ``key`` (checked: :func:`~npgym.integrations.curriculum.check_key`;
+        in the actor's journal before this returns)."""
+        self._call("report", check_key(key), score.to_dict())
 
     def state_dict(self) -> dict[str, Any]:
         """The actor's curriculum state."""
@@ -302,10 +318,94 @@ def _refuse_fork() -> None:
         )
 
 
-def report_score(extra_info: Mapping[str, Any], score: Score) -> bool:
-    """Report ``score`` where a row's ``extra_info`` says: its curriculum actor, else its journal;
-    ``False`` when it names neither (a row not drawn from a curriculum)."""
-    if extra_info.get(ACTOR_FIELD) and extra_info.get(KEY_FIELD):
-        RayCurriculum.from_row(extra_info).report(str(extra_info[KEY_FIELD]), score)
+def configured_timeout() -> float:
+    """The seconds a report waits for the actor: :data:`TIMEOUT_ENV`, else
+    :data:`CALL_TIMEOUT_S`."""
+    value = os.environ.get(TIMEOUT_ENV)
+    if not value:
+        return CALL_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"{TIMEOUT_ENV} must be a number of seconds, got {value!r}") from None
+    return _checked_timeout(seconds, TIMEOUT_ENV)
+
+
+def configured_backend() -> str:
+    """Where this process's reports go, ``ray`` or ``journal``: :data:`BACKEND_ENV`, or when it
+    is unset (or ``auto``) ``ray`` if this process is connected to Ray."""
+    backend = os.environ.get(BACKEND_ENV) or "auto"
+    if backend not in BACKENDS:
+        raise ValueError(f"{BACKEND_ENV} must be one of {BACKENDS}, got {backend!r}")
+    if backend == "auto":
+        return "ray" if ray_initialized() else "journal"
+    return backend
+
+
+_exported: dict[str, str] = {}
+"""The values :func:`export_environment` set in this process, by variable."""
+
+
+def _agrees(name: str, current: str, value: str) -> bool:
+    """Whether a variable's ``current`` value says what ``value`` says (``auto`` agrees with
+    either backend; timeouts compare as numbers)."""
+    if current in (value, _exported.get(name)):
         return True
-    return report_to_journal(extra_info, score)
+    if name == BACKEND_ENV:
+        return current == "auto"
+    if name == TIMEOUT_ENV:
+        try:
+            return float(current) == float(value)
+        except ValueError:
+            return False
+    return False
+
+
+def export_environment(journal: Path, backend: str, timeout: float) -> None:
+    """Tell this process, and every process started from it, where reports go: set
+    :data:`~npgym.integrations.curriculum.JOURNAL_ENV` (``journal``, absolute),
+    :data:`BACKEND_ENV` (``ray`` or ``journal``) and :data:`TIMEOUT_ENV`. A variable already
+    set to something else (not by an earlier call here) is refused: the reward workers would
+    report elsewhere than the dataset draws from."""
+    values = {JOURNAL_ENV: str(journal), BACKEND_ENV: backend, TIMEOUT_ENV: repr(timeout)}
+    for name, value in values.items():
+        current = os.environ.get(name)
+        if current and not _agrees(name, current, value):
+            raise ValueError(
+                f"the environment sets {name}={current!r}, but the curriculum is configured "
+                f"with {value!r}: reward workers would report elsewhere; unset it or make them "
+                "agree"
+            )
+    os.environ.update(values)
+    _exported.update(values)
+
+
+def report_score(extra_info: Mapping[str, Any], score: Score) -> bool:
+    """Report ``score`` under a row's ``curriculum_key`` to the curriculum this process is
+    configured with (its environment: the module docstring), never to anything the row names;
+    ``False`` for a row without a key (not drawn from a curriculum). The key is checked
+    (:func:`~npgym.integrations.curriculum.check_key`); a key with no journal configured is a
+    :class:`~npgym.curriculum.CurriculumError`."""
+    named = [field for field in ROW_DESTINATION_FIELDS if field in extra_info]
+    if named:
+        warnings.warn(
+            f"a row's extra_info names where to report ({', '.join(named)}): ignored; rows "
+            f"carry only {KEY_FIELD}, and reports go to the journal that {JOURNAL_ENV} names",
+            JournalWarning,
+            stacklevel=2,
+        )
+    key = extra_info.get(KEY_FIELD)
+    if key is None or key == "":
+        return False
+    key = check_key(key)
+    journal = configured_journal()
+    if journal is None:
+        raise CurriculumError(
+            f"a row carries {KEY_FIELD} {key!r}, but {JOURNAL_ENV} is not set in this process: "
+            "set it (the journal's absolute path) for every reward worker"
+        )
+    if configured_backend() == "ray":
+        RayCurriculum(actor_name(journal), ACTOR_NAMESPACE, configured_timeout()).report(key, score)
+    else:
+        report_to_journal(journal, key, score)
+    return True

@@ -72,8 +72,10 @@ def compute_score(
     ``reward`` picks the preset (``"np-engine"`` by default, or ``"strict"``), set in verl with
     ``reward.custom_reward_function.reward_kwargs.reward=strict`` (and ``reward: strict`` in
     the tool config for multi-turn repair, so attempts are scored alike).
-    Rows drawn from a curriculum (:mod:`npgym.integrations.verl_curriculum`) also name a
-    key and either a journal or a Ray actor in ``extra_info``: the score is reported there.
+    Rows drawn from a curriculum (:mod:`npgym.integrations.verl_curriculum`) also carry a
+    ``curriculum_key`` in ``extra_info``: the score is reported under it to the curriculum this
+    process is configured with (``NPGYM_CURRICULUM_JOURNAL``), never to a journal or actor that
+    the row names (:func:`npgym.integrations.ray_curriculum.report_score`).
     """
     weights = resolve_reward(reward)
     info = extra_info or {}

@@ -6,7 +6,7 @@ Name it in verl's config and give the curriculum's options under ``data.npgym_cu
     data.custom_cls.path=pkg://npgym.integrations.verl_curriculum
     data.custom_cls.name=CurriculumRLHFDataset
     +data.npgym_curriculum.tasks=[TSP,Knapsack]
-    +data.npgym_curriculum.journal=/path/to/run/curriculum.jsonl
+    +data.npgym_curriculum.journal=/path/to/run/curriculum.jsonl   # or NPGYM_CURRICULUM_JOURNAL
     +data.npgym_curriculum.size=100000        # the epoch length verl sees
     # optional: seed, target, start, step, window, pass_ratio, min_difficulty, max_difficulty,
     # memory (AdaptiveCurriculum's options), reference (exact|heuristic|none), multi_turn,
@@ -18,10 +18,26 @@ Name it in verl's config and give the curriculum's options under ``data.npgym_cu
 Only the data file named ``npgym-curriculum`` is drawn: real files (``data.val_files``, e.g. an
 ``npgym export --format verl`` of NP-Bench) are read as :class:`RLHFDataset` reads them, so
 validation stays fixed and does not report. Each draw ignores the sampler's index and takes the
-curriculum's next item; its ``extra_info`` carries ``curriculum_key`` and where to report, and
-:func:`npgym.integrations.verl.compute_score` reports every sample's score there (each of a GRPO
-group's samples is one report), from whichever process verl scores in. Prompts are not filtered
-by length: pick ``max_difficulty`` so they fit ``data.max_prompt_length``.
+curriculum's next item; its ``extra_info`` carries its ``curriculum_key`` (and ``difficulty``),
+never where to report: :func:`npgym.integrations.verl.compute_score` reports every sample's score
+(each of a GRPO group's samples is one report) to the curriculum its process is configured with.
+Prompts are not filtered by length: pick ``max_difficulty`` so they fit
+``data.max_prompt_length``.
+
+**How reward workers find the journal.** Through the environment, never through rows (a row is
+data; see :mod:`npgym.integrations.curriculum`): ``NPGYM_CURRICULUM_JOURNAL`` (the journal's
+absolute path), ``NPGYM_CURRICULUM_BACKEND`` and ``NPGYM_CURRICULUM_ACTOR_TIMEOUT``
+(:mod:`npgym.integrations.ray_curriculum`). The dataset sets all three in its own process (and
+so in processes it starts), from its options; an option left out is read from its variable, and
+a variable that disagrees with its option is refused. verl scores in other Ray workers, which do
+not see the dataset's process's environment, so export the journal before launching::
+
+    export NPGYM_CURRICULUM_JOURNAL=/runs/r1/curriculum.jsonl   # then no journal option needed
+    python -m verl.trainer.main_ppo ... data.train_files=npgym-curriculum ...
+
+(on a cluster started with ``ray start``, export it before ``ray start`` on every node, or add
+``+ray_kwargs.ray_init.runtime_env.env_vars.NPGYM_CURRICULUM_JOURNAL=...``). A reward worker
+given a row with a key and no journal raises :class:`~npgym.curriculum.CurriculumError`.
 
 Where the curriculum lives (``+data.npgym_curriculum.backend``):
 
@@ -29,14 +45,15 @@ Where the curriculum lives (``+data.npgym_curriculum.backend``):
   verl's trainer): a named, detached Ray actor pinned to the node that builds the dataset keeps
   the journal on that node's disk (:mod:`npgym.integrations.ray_curriculum`). The dataset and
   its dataloader workers draw from that journal file as the ``journal`` backend does (no Ray
-  call, so forked DataLoader workers are fine); rows name the actor, and reward workers on any
-  node report to it, which appends to the same journal under the same lock. ``actor_timeout``
+  call, so forked DataLoader workers are fine); reward workers on any node report to the actor
+  that their ``NPGYM_CURRICULUM_JOURNAL`` names, which appends to the same journal under the same
+  lock. ``actor_timeout``
   (seconds per call, default :data:`~npgym.integrations.ray_curriculum.CALL_TIMEOUT_S`) and
   ``actor_start_timeout`` (:data:`~npgym.integrations.ray_curriculum.START_TIMEOUT_S`) bound
   every call to the actor.
 - ``journal`` (what ``auto`` picks without Ray): the journal file under a file lock, one machine
-  only (:class:`npgym.integrations.curriculum.CurriculumJournal`). Rows name the journal, so
-  rewards must be computed on the machine whose dataset drew the row.
+  only (:class:`npgym.integrations.curriculum.CurriculumJournal`): rewards must be computed on
+  the machine whose dataset drew the row.
 
 Either way, before each draw the dataset replays the journal's new lines, so the frontier
 follows the reports even across dataloader worker processes. Draws run ahead of training by the
@@ -62,16 +79,20 @@ from verl.utils.dataset.rl_dataset import RLHFDataset
 from npgym.curriculum import AdaptiveCurriculum
 from npgym.datasets import ReferenceMode
 from npgym.integrations.curriculum import (
-    JOURNAL_FIELD,
+    JOURNAL_ENV,
     KEY_FIELD,
     CurriculumJournal,
     CurriculumPrefetch,
+    configured_journal,
     curriculum_record,
 )
 from npgym.integrations.ray_curriculum import (
-    CALL_TIMEOUT_S,
+    BACKEND_ENV,
+    BACKENDS,
     START_TIMEOUT_S,
     RayCurriculum,
+    configured_timeout,
+    export_environment,
     ray_initialized,
 )
 from npgym.reference_pool import DEFAULT_PREFETCH, ReferencePool
@@ -79,8 +100,6 @@ from npgym.trainer_rows import verl_row
 
 CURRICULUM_FILES = "npgym-curriculum"
 """The ``data.train_files`` value that makes :class:`CurriculumRLHFDataset` draw."""
-BACKENDS = ("auto", "ray", "journal")
-"""Where the curriculum lives: ``auto`` is ``ray`` when Ray is initialised, else ``journal``."""
 CONFIG_KEY = "npgym_curriculum"
 """The key of the curriculum's options in verl's ``data`` config."""
 
@@ -102,8 +121,8 @@ class CurriculumDraws:
         """Where draws come from: this node's journal replica (no Ray call, so it can be used
         in forked DataLoader workers)."""
         self.actor = actor
-        """The Ray actor keeping the same journal, that rows report to; ``None``: rows report
-        to the journal file."""
+        """The Ray actor keeping the same journal, that reward workers report to; ``None``:
+        they report to the journal file."""
         self.size = size
         self.reference: ReferenceMode = reference
         self.multi_turn = multi_turn
@@ -131,25 +150,29 @@ class CurriculumDraws:
         item = self.journal.next()
         record = curriculum_record(item, self.reference, self._pool())
         row = verl_row(record, index, "train", self.multi_turn)
-        reports_to = (
-            self.actor.row_fields() if self.actor else {JOURNAL_FIELD: str(self.journal.path)}
-        )
-        row["extra_info"] |= {KEY_FIELD: item.key, "difficulty": item.difficulty, **reports_to}
+        row["extra_info"] |= {KEY_FIELD: item.key, "difficulty": item.difficulty}
         return row
 
 
 def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
-    """The draws configured by ``data.npgym_curriculum`` (a mapping; see the module docstring)."""
+    """The draws configured by ``data.npgym_curriculum`` (a mapping; see the module docstring).
+    Sets this process's reporting environment (``NPGYM_CURRICULUM_JOURNAL`` and the others)."""
     if isinstance(options, DictConfig):
         options = OmegaConf.to_container(options, resolve=True)
-    if not isinstance(options, dict) or not options.get("tasks") or not options.get("journal"):
+    if not isinstance(options, dict) or not options.get("tasks"):
         raise ValueError(
             f"data.train_files={CURRICULUM_FILES} needs data.{CONFIG_KEY}.tasks (a list of npgym "
-            f"tasks) and data.{CONFIG_KEY}.journal (a file path that every process can reach)"
+            "tasks)"
         )
     settings = dict(options)
     tasks = list(settings.pop("tasks"))
-    journal = Path(settings.pop("journal")).absolute()
+    named = settings.pop("journal", None)
+    journal = Path(named).absolute() if named else configured_journal()
+    if journal is None:
+        raise ValueError(
+            f"data.train_files={CURRICULUM_FILES} needs a journal: data.{CONFIG_KEY}.journal or "
+            f"{JOURNAL_ENV} (a file path that every process can reach)"
+        )
     size = int(settings.pop("size", 0)) or max_samples
     if size <= 0:
         raise ValueError(
@@ -163,15 +186,16 @@ def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
     prefetch = int(settings.pop("prefetch", DEFAULT_PREFETCH))
     if reference_workers:  # the pool's own checks, at config time rather than the first draw
         ReferencePool(reference_workers, prefetch).close()
-    actor_timeout = float(settings.pop("actor_timeout", CALL_TIMEOUT_S))
+    actor_timeout = float(settings.pop("actor_timeout", configured_timeout()))
     actor_start_timeout = float(settings.pop("actor_start_timeout", START_TIMEOUT_S))
-    backend = settings.pop("backend", "auto")
+    backend = settings.pop("backend", os.environ.get(BACKEND_ENV) or "auto")
     if backend not in BACKENDS:
         raise ValueError(f"data.{CONFIG_KEY}.backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "auto":
         backend = "ray" if ray_initialized() else "journal"
     if "target" in settings:
         settings["target"] = tuple(settings["target"])
+    export_environment(journal, backend, actor_timeout)
     actor = None
     if backend == "ray":  # the actor is started first: it refuses a journal of other options
         actor = RayCurriculum.start(

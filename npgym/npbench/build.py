@@ -18,6 +18,11 @@ against the original's (the variant's objective is ``scale * original + shift``)
 its manifest with :func:`verify_dataset`: file hashes, counts, ids, seeds and fingerprints,
 the planned ids of the recorded spec, and that every reference solution verifies to its
 recorded objective. A mismatch raises :class:`IntegrityError` naming the file and what differs.
+A folder may come from anyone, so nothing in it is taken on trust: the manifest is checked field
+by field (:func:`load_manifest`), files are regular files in the folder (no links, no paths
+that leave it) of bounded size (:data:`MAX_MANIFEST_BYTES`, :data:`MAX_TASK_FILE_BYTES`),
+hashed in chunks, and every row's columns, its prompt included, are derived again from its own
+instance and reference and compared (:func:`_check_row`).
 
 Seeds and the no-duplicates rule are :mod:`npgym.datasets`'s: training sets and the benchmark
 draw from different streams, a training set never holds an NP-Bench instance, and ``exclude``
@@ -28,21 +33,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypedDict, cast
+from typing import IO, Annotated, Any, Literal, TypedDict, cast
 
-from pydantic import ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 from typing_extensions import Required
 
 from npgym.config import validation_summary
 from npgym.datasets import (
     BENCH_SIZE,
     BENCH_TIER,
+    BENCH_VERSION,
     Backend,
     DatasetError,
     DatasetSpec,
@@ -54,6 +69,8 @@ from npgym.datasets import (
     tier_counts,
     warm_up,
 )
+from npgym.instance import Instance
+from npgym.outputs import JOURNAL, LOCK, MANIFEST
 from npgym.progress import Progress
 from npgym.records import (
     ROW_SCHEMA_VERSION,
@@ -66,12 +83,10 @@ from npgym.records import (
     write_jsonl,
 )
 from npgym.registry import get_task
+from npgym.results import Reference
+from npgym.task import Task
 from npgym.version import __version__
 
-MANIFEST = "manifest.json"
-JOURNAL = ".journal"
-LOCK = ".lock"
-"""The build lock of a dataset folder (see :func:`build`): held while a build writes there."""
 __all__ = [
     "BENCH_SIZE",
     "BENCH_TIER",
@@ -136,6 +151,85 @@ class Manifest(TypedDict, total=False):
     tasks: Required[dict[str, TaskEntry]]
 
 
+MAX_MANIFEST_BYTES = 256 * 2**20
+"""Largest ``manifest.json`` read (256 MiB): about 1.7 million rows at some 150 bytes of id, seed
+and fingerprint each, more than the largest spec (100,000 rows for each of NP-Bench's ten tasks,
+about 150 MiB). Checked before reading."""
+MAX_TASK_FILE_BYTES = 4 * 2**30
+"""Largest task file read (4 GiB; NP-Bench's largest is 1.2 MB): checked before a byte is read,
+so a huge or sparse file is refused at once rather than hashed or parsed."""
+MAX_ROWS_PER_FILE = 10_000_000
+"""Most rows one manifest entry may list (a spec's largest count with its variants is less)."""
+MAX_ID_CHARS = 200
+"""Longest row id a manifest may list (built ids are under 60 characters)."""
+MAX_SEED = 2**64 - 1
+"""Largest seed a manifest may list (built seeds are 63-bit, :func:`npgym.seeding.derive_seed`)."""
+HASH_CHUNK_BYTES = 2**20
+"""Task files are hashed in chunks of this many bytes: memory stays bounded whatever the size."""
+
+_FILE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_+-]{0,120}\.jsonl$"
+_HEX64 = r"^[0-9a-f]{64}$"
+_Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
+_Hex64 = Annotated[str, StringConstraints(pattern=_HEX64)]
+_Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
+
+class _TaskEntryModel(BaseModel):
+    """What :class:`TaskEntry` must hold, checked strictly (no coercion, no extra keys)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    file: Annotated[str, StringConstraints(pattern=_FILE_NAME)]
+    """A plain file name in the folder: no path, no ``..``, no leading dot."""
+    sha256: _Hex64
+    count: int = Field(ge=1, le=MAX_ROWS_PER_FILE)
+    proven_optimal: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    ids: list[_Name] = Field(max_length=MAX_ROWS_PER_FILE)
+    seeds: list[_Seed | None] = Field(max_length=MAX_ROWS_PER_FILE)
+    fingerprints: list[_Hex64] = Field(max_length=MAX_ROWS_PER_FILE)
+
+    @model_validator(mode="after")
+    def _lists_match_the_count(self) -> _TaskEntryModel:
+        for column in ("ids", "seeds", "fingerprints"):
+            if len(getattr(self, column)) != self.count:
+                raise ValueError(
+                    f"{column} lists {len(getattr(self, column))} rows, count says {self.count}"
+                )
+        return self
+
+
+class _ManifestModel(BaseModel):
+    """What :class:`Manifest` must hold, checked strictly before anything else reads it."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    schema_version: Literal[1]
+    row_schema_version: Literal[1]
+    npgym_version: Annotated[str, StringConstraints(max_length=MAX_ID_CHARS)]
+    bench_version: int | None = Field(None, ge=1, le=BENCH_VERSION)
+    spec: dict[str, Any] | None = None
+    variants: int | None = Field(None, ge=1, le=MAX_ROWS_PER_FILE)
+    dropped: list[_Name] | None = Field(None, min_length=1, max_length=MAX_ROWS_PER_FILE)
+    source: dict[str, Any] | None = None
+    tasks: dict[_Name, _TaskEntryModel] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> _ManifestModel:
+        for name, entry in self.tasks.items():
+            if entry.file != f"{name}.jsonl":
+                raise ValueError(f"tasks.{name}.file is {entry.file!r}, not {name}.jsonl")
+        if (self.spec is None) == (self.source is None):
+            raise ValueError("a manifest records either a build spec or an import source")
+        recorded = None if self.spec is None else self.spec.get("bench_version")
+        if self.bench_version != recorded:
+            raise ValueError(
+                f"bench_version is {self.bench_version}, but the recorded spec's is {recorded}"
+            )
+        if self.spec is None and (self.variants is not None or self.dropped is not None):
+            raise ValueError("variants and dropped belong to builds (a manifest with a spec)")
+        return self
+
+
 @dataclass
 class BuildSummary:
     """What a build did: items computed now vs. taken from the journal, and where time went."""
@@ -184,6 +278,30 @@ def build(
         )
 
 
+def _open_for_writing(path: Path, mode: Literal["w", "a", "a+"]) -> IO[str]:
+    """``path`` opened as UTF-8 text for a build to write (``w`` empties it, ``a`` and ``a+``
+    append), only when it is absent or a regular file: a folder a build writes into (or resumes)
+    may come from elsewhere, so a link, FIFO, device or folder planted under one of the names a
+    build writes is refused (:class:`BuildError`), never followed or written through."""
+    flags = os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= os.O_RDWR if mode == "a+" else os.O_WRONLY
+    if mode != "w":
+        flags |= os.O_APPEND
+    try:
+        descriptor = os.open(path, flags, 0o666)
+    except OSError as error:  # ELOOP: a link; ENXIO: a FIFO; EISDIR: a folder
+        raise BuildError(
+            f"{path} is not a regular file a build can write ({error.strerror}); remove it"
+        ) from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise BuildError(f"{path} is not a regular file a build can write; remove it")
+    os.set_blocking(descriptor, True)
+    if mode == "w":
+        os.ftruncate(descriptor, 0)
+    return os.fdopen(descriptor, mode, encoding="utf-8")
+
+
 @contextmanager
 def _locked(out: Path) -> Iterator[None]:
     """Hold ``out``'s build lock (the file :data:`LOCK`, removed when the build ends) while the
@@ -193,7 +311,7 @@ def _locked(out: Path) -> Iterator[None]:
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK
-    with open(path, "a+", encoding="utf-8") as handle:
+    with _open_for_writing(path, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             # A build that just finished may have removed the file we opened: then its
@@ -366,17 +484,21 @@ class _Journal:
 
     def load(self) -> dict[str, ItemResult]:
         """Finished items of an interrupted build of the same spec (none for a new build)."""
-        if not self.spec_path.exists():
+        if not os.path.lexists(self.spec_path):
             self.folder.mkdir(parents=True, exist_ok=True)
-            self.spec_path.write_text(self.spec_json)
+            with _open_for_writing(self.spec_path, "w") as handle:
+                handle.write(self.spec_json)
             return {}
-        if self.spec_path.read_text() != self.spec_json:
+        with _open_regular(self.spec_path, MAX_MANIFEST_BYTES) as handle:
+            recorded = handle.read().decode("utf-8", errors="replace")
+        if recorded != self.spec_json:
             raise BuildError(
                 f"{self.folder} holds an interrupted build of a different spec; "
                 "finish it with the same options or delete the folder"
             )
         done: dict[str, ItemResult] = {}
-        if self.rows_path.exists():
+        if os.path.lexists(self.rows_path):
+            _regular_file(self.rows_path, MAX_TASK_FILE_BYTES)  # never a planted link or FIFO
             for number, line in enumerate(complete_lines(self.rows_path), start=1):
                 try:
                     entry = json.loads(line)
@@ -392,7 +514,7 @@ class _Journal:
 
     def append(self, result: ItemResult) -> None:
         if self._handle is None:
-            self._handle = open(self.rows_path, "a", encoding="utf-8")  # noqa: SIM115
+            self._handle = _open_for_writing(self.rows_path, "a")
         entry = {"record": result.record, "fingerprint": result.fingerprint}
         self._handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
         self._handle.flush()
@@ -428,17 +550,86 @@ def dataset_files(folder: str | Path) -> list[Path]:
 
 
 def load_manifest(folder: str | Path) -> Manifest:
-    """The manifest of a built dataset folder."""
+    """The manifest of a built dataset folder, checked field by field (:class:`_ManifestModel`).
+
+    The manifest must be a regular file (not a link) of at most :data:`MAX_MANIFEST_BYTES`;
+    anything malformed raises :class:`IntegrityError` naming the first field that is wrong.
+    """
     path = Path(folder) / MANIFEST
-    if not path.exists():
+    if not os.path.lexists(path):
         raise BuildError(f"{folder} has no {MANIFEST}: not a finished npgym build")
+    data = _read_bounded(path, MAX_MANIFEST_BYTES)
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as error:  # bad JSON or bad UTF-8
-        raise IntegrityError(f"{path}: not a valid manifest ({error})") from None
+        manifest = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as error:  # bad JSON, bad UTF-8, a 5000-digit number
+        raise IntegrityError(f"{path}: not a valid manifest ({_short(error)})") from None
     if not isinstance(manifest, dict):
         raise IntegrityError(f"{path}: not a valid manifest (not a JSON object)")
+    try:
+        _ManifestModel.model_validate(manifest)
+    except ValidationError as error:
+        raise IntegrityError(f"{path}: not a valid manifest: {_first_error(error)}") from None
     return cast(Manifest, manifest)
+
+
+def _short(error: BaseException | str, limit: int = 200) -> str:
+    """An error (or a message) cut to ``limit`` characters: a message may quote hostile input."""
+    text = str(error)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _first_error(error: ValidationError) -> str:
+    """The first failing field of a validation error and why, on one short line."""
+    item = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in item["loc"]) or "value"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return _short(f"{where}: {item['msg']}") + more
+
+
+def _regular_file(path: Path, limit: int) -> os.stat_result:
+    """``path``'s status after checking it is a regular file, not a link, of at most ``limit``
+    bytes (read from the status, before any byte is read)."""
+    try:
+        status = os.lstat(path)
+    except OSError as error:
+        raise IntegrityError(
+            f"{path}: listed in {MANIFEST} but missing ({error.strerror})"
+        ) from None
+    if stat.S_ISLNK(status.st_mode):
+        raise IntegrityError(f"{path}: a symbolic link; a dataset folder holds its own files")
+    if not stat.S_ISREG(status.st_mode):
+        raise IntegrityError(f"{path}: not a regular file")
+    if status.st_size > limit:
+        raise IntegrityError(
+            f"{path}: {status.st_size} bytes, more than the {limit} bytes a dataset file may hold"
+        )
+    return status
+
+
+def _open_regular(path: Path, limit: int) -> IO[bytes]:
+    """``path`` opened for reading after :func:`_regular_file`'s checks; the open itself
+    follows no link (``O_NOFOLLOW``) and never blocks on a FIFO swapped in meanwhile."""
+    _regular_file(path, limit)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise IntegrityError(f"{path}: cannot be opened ({error.strerror})") from None
+    handle = os.fdopen(descriptor, "rb")
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
+        handle.close()
+        raise IntegrityError(f"{path}: changed while it was checked")
+    return handle
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (see :func:`_open_regular`)."""
+    with _open_regular(path, limit) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise IntegrityError(f"{path}: more than the {limit} bytes a dataset file may hold")
+    return data
 
 
 def check_overlap(
@@ -500,7 +691,7 @@ def write_dataset(
     tasks: dict[str, TaskEntry] = {}
     for task, rows in by_task.items():
         path = out / f"{task}.jsonl"
-        with open(path, "w", encoding="utf-8") as handle:
+        with _open_for_writing(path, "w") as handle:
             write_jsonl((result.record for result in rows), handle)
         proven = sum(bool(result.record.get("proven_optimal")) for result in rows)
         tasks[task] = {
@@ -529,12 +720,24 @@ def write_dataset(
             "tasks": tasks,
         },
     )
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    with _open_for_writing(out / MANIFEST, "w") as handle:
+        handle.write(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _sha256(path: Path, limit: int | None = None) -> str:
+    """SHA-256 of a regular file of at most ``limit`` bytes (default
+    :data:`MAX_TASK_FILE_BYTES`), read in chunks of :data:`HASH_CHUNK_BYTES` (bounded memory)."""
+    limit = MAX_TASK_FILE_BYTES if limit is None else limit
+    digest = hashlib.sha256()
+    read = 0
+    with _open_regular(path, limit) as handle:
+        while chunk := handle.read(HASH_CHUNK_BYTES):
+            read += len(chunk)
+            if read > limit:
+                raise IntegrityError(f"{path}: more than the {limit} bytes a dataset file may hold")
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def read_dataset(folder: str | Path, *, verify: bool = True) -> Iterator[Row]:
@@ -598,79 +801,144 @@ def _mismatch(path: Path, what: str, recorded: Any, found: Any) -> IntegrityErro
 
 def _verified_file(root: Path, name: str, entry: TaskEntry) -> Iterator[tuple[Row, str]]:
     """The rows of one task file with their fingerprints, each checked against ``entry``."""
-    path = root / str(entry.get("file", f"{name}.jsonl"))
-    if not path.is_file():
-        raise IntegrityError(f"{path}: listed in {MANIFEST} but missing")
+    path = root / entry["file"]  # a plain file name (checked by load_manifest)
     digest = _sha256(path)
     if digest != entry["sha256"]:
         raise _mismatch(path, "sha256", entry["sha256"][:12] + "...", digest[:12] + "...")
     try:
         rows = cast("list[Row]", list(read_jsonl(path)))
-    except RecordError as error:
-        raise IntegrityError(str(error)) from error
+    except (RecordError, UnicodeDecodeError) as error:
+        raise IntegrityError(_short(f"{path}: {error}", 400)) from None
+    except RecursionError:
+        raise IntegrityError(f"{path}: a line nested too deeply to read") from None
     if len(rows) != entry["count"]:
         raise _mismatch(path, "row count", entry["count"], len(rows))
-    listed: dict[str, list[Any]] = {
-        "ids": entry["ids"],
-        "seeds": entry["seeds"],
-        "fingerprints": entry["fingerprints"],
-    }
-    for column, values in listed.items():
-        if len(values) != len(rows):
-            raise _mismatch(path, f"length of {column}", len(rows), len(values))
     proven = 0
     for index, row in enumerate(rows):
-        where = root / entry["file"]
         if row.get("id") != entry["ids"][index]:
-            raise _mismatch(where, f"id of row {index + 1}", entry["ids"][index], row.get("id"))
+            raise _mismatch(
+                path, f"id of row {index + 1}", entry["ids"][index], _short(repr(row.get("id")), 80)
+            )
         if row.get("task") != name:
-            raise _mismatch(where, f"task of row {row['id']!r}", name, row.get("task"))
-        if row.get("seed") != entry["seeds"][index]:
-            raise _mismatch(where, f"seed of row {row['id']!r}", entry["seeds"][index], row["seed"])
-        fingerprint = _check_row(where, row)
+            raise _mismatch(
+                path, f"task of row {row['id']!r}", name, _short(repr(row.get("task")), 80)
+            )
+        if row.get("seed") != entry["seeds"][index] or type(row.get("seed")) is not type(
+            entry["seeds"][index]
+        ):
+            raise _mismatch(
+                path,
+                f"seed of row {row['id']!r}",
+                entry["seeds"][index],
+                _short(repr(row.get("seed")), 80),
+            )
+        fingerprint = _check_row(path, row)
         if fingerprint != entry["fingerprints"][index]:
             raise _mismatch(
-                where, f"instance of row {row['id']!r}", "its fingerprint", "another instance"
+                path, f"instance of row {row['id']!r}", "its fingerprint", "another instance"
             )
-        proven += bool(row.get("proven_optimal"))
+        proven += row.get("proven_optimal") is True
         yield row, fingerprint
     share = round(proven / len(rows), 6) if rows else 0.0
     if share != entry["proven_optimal"]:
         raise _mismatch(path, "proven_optimal share", entry["proven_optimal"], share)
 
 
+VARIANT_COLUMNS = ("original_id", "variant", "transforms")
+"""The columns a variant row adds to :func:`~npgym.records.make_record`'s (checked by type
+here, and against the original by :func:`npgym.npbench.certify.regenerate`)."""
+
+
 def _check_row(path: Path, row: Row) -> str:
-    """The row's instance fingerprint, after checking that its reference columns agree and its
-    reference solution verifies to the recorded objective."""
+    """The row's instance fingerprint, after checking that every column is what the row's own
+    instance and reference make (:func:`~npgym.records.make_record`, compared as canonical
+    JSON, so types count: ``1`` is not ``true``), the prompt included, byte for byte: a prompt
+    edited to leak the answer is refused; and that the reference solution verifies, by the
+    task's own verifier, to the recorded objective, of the same type (``None`` only for a proven
+    "no solution", which the verifier must accept as correct)."""
     where = f"{path}: row {row['id']!r}"
     try:
         task, instance, reference = load_row(row)
     except RecordError as error:
-        raise IntegrityError(f"{path}: {error}") from error
-    if reference is None:
-        if any(key in row for key in ("reference_objective", "proven_optimal")):
-            raise IntegrityError(f"{where}: reference columns without a reference")
-        return instance.fingerprint()
-    columns = {
-        "reference_objective": reference.objective,
-        "proven_optimal": reference.proven_optimal,
-        "reference_method": reference.method,
-    }
-    for column, value in columns.items():
-        if row.get(column) != value:
-            raise IntegrityError(
-                f"{where}: {column} is {row.get(column)!r} but its reference says {value!r}"
-            )
+        raise IntegrityError(_short(f"{path}: {error}", 400)) from None
+    marks = {key: row[key] for key in VARIANT_COLUMNS if key in row}  # type: ignore[literal-required]
+    if marks:
+        _check_variant_marks(where, marks)
+    if reference is not None:
+        _check_reference(where, task, instance, reference)
+    expected = make_record(row["id"], task, instance, reference)
+    plain = {key: value for key, value in row.items() if key not in VARIANT_COLUMNS}
+    if _canonical(plain) != _canonical(expected):
+        column = next(
+            key
+            for key in sorted({*plain, *expected})
+            if key not in plain
+            or key not in expected
+            or _canonical(plain[key]) != _canonical(expected[key])  # type: ignore[literal-required]
+        )
+        what = (
+            "the prompt is not the one its instance renders (edited: it may leak the answer)"
+            if column == "prompt"
+            else f"column {column!r} is not what its instance and reference give"
+        )
+        raise IntegrityError(f"{where}: {what}; the folder was changed after it was built")
+    return instance.fingerprint()
+
+
+def _check_reference(
+    where: str, task: Task[Any, Any], instance: Instance, reference: Reference
+) -> None:
+    """The reference solution verifies, by the task's own verifier, to the recorded objective,
+    of the same type (``None`` only for a proven "no solution" the verifier accepts)."""
     verdict = task.verify(instance, reference.solution)
-    if reference.objective is not None and (
-        not verdict.feasible or verdict.objective != reference.objective
-    ):
+    recorded = reference.objective
+    if not verdict.feasible or _canonical(verdict.objective) != _canonical(recorded):
         found = verdict.objective if verdict.feasible else f"infeasible ({verdict.reason})"
         raise IntegrityError(
-            f"{where}: the reference solution verifies to {found}, not to the recorded "
-            f"objective {reference.objective}; the reference was edited"
+            _short(
+                f"{where}: the reference solution verifies to {found!r}, not to the recorded "
+                f"objective {recorded!r}; the reference was edited",
+                400,
+            )
         )
-    return instance.fingerprint()
+    if recorded is not None and not (isinstance(recorded, int | float) and math.isfinite(recorded)):
+        raise IntegrityError(
+            f"{where}: the reference objective {recorded!r} is not a finite number"
+        )
+
+
+def _check_variant_marks(where: str, marks: dict[str, Any]) -> None:
+    """A variant row's marks: all three, with the right types."""
+    original, number, transforms = (marks.get(key) for key in VARIANT_COLUMNS)
+    if not (
+        len(marks) == len(VARIANT_COLUMNS)
+        and isinstance(original, str)
+        and type(number) is int
+        and number >= 1
+        and isinstance(transforms, list)
+        and all(isinstance(item, str) for item in transforms)
+    ):
+        raise IntegrityError(
+            f"{where}: a variant row needs original_id (text), variant (a number from 1) and "
+            "transforms (a list of names)"
+        )
+
+
+def _canonical(value: Any) -> str:
+    """``value`` as sorted compact JSON: equal only when equal in value and type."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def recorded_spec(where: str | Path, recorded: Any) -> BuildSpec:
+    """A manifest's recorded spec, validated; :class:`IntegrityError` naming ``where`` and the
+    first bad field otherwise (an unknown task included)."""
+    try:
+        return BuildSpec.model_validate(recorded)
+    except ValidationError as error:
+        reason = _short(validation_summary(error), 400)
+    except KeyError as error:  # an unknown task name, from the task registry
+        reason = _short(f"tasks: {error.args[0] if error.args else error}", 400)
+    raise IntegrityError(f"{where}: the recorded spec is not valid: {reason}")
 
 
 def _check_planned_ids(root: Path, manifest: Manifest, rows: list[Row]) -> None:
@@ -679,16 +947,18 @@ def _check_planned_ids(root: Path, manifest: Manifest, rows: list[Row]) -> None:
     recorded = manifest.get("spec")
     if recorded is None:
         return
-    try:
-        spec = BuildSpec.model_validate(recorded)
-    except ValidationError as error:
-        raise IntegrityError(
-            f"{root / MANIFEST}: the recorded spec is not valid: {validation_summary(error)}"
-        ) from error
+    spec = recorded_spec(root / MANIFEST, recorded)
     dropped = set(manifest.get("dropped", []))
     variants = manifest.get("variants", 0)
+    items = plan(spec)
+    unplanned = dropped - {item.record_id for item in items}
+    if unplanned or len(dropped) != len(manifest.get("dropped", [])):
+        raise IntegrityError(
+            f"{root / MANIFEST}: dropped lists ids its spec does not plan, or one id twice "
+            f"({_short(', '.join(sorted(unplanned)[:5]), 200) or 'a repeated id'})"
+        )
     expected: dict[str, list[str]] = {}
-    for item in plan(spec):
+    for item in items:
         if item.record_id not in dropped:
             ids = expected.setdefault(item.task, [])
             ids.append(item.record_id)

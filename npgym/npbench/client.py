@@ -11,17 +11,23 @@ The sampler trusts nothing the server says:
   :data:`REPLY_ENVELOPE_BYTES`); a larger one is refused without being read further, and a
   completion longer than :data:`MAX_COMPLETION_CHARS` is refused too;
 - every retry loop is bounded: a transport error, a missed deadline, HTTP 429 or 5xx, an
-  oversized reply, or a malformed 200 (an HTML or plain-text body, JSON without ``choices``, an
+  oversized reply, or a malformed 200 (an HTML or plain-text body, bytes that are not UTF-8,
+  JSON nested deeper than :data:`npgym.answer.MAX_JSON_DEPTH`, JSON without ``choices``, an
   empty ``choices`` list, a choice without a message, or whose content is ``null``, as in a
-  reply of tool calls only) is retried with exponential backoff, at most ``max_retries`` times
-  per instance; then the instance is recorded as *missing*, never as an (empty) answer. Other
-  4xx answers (a prompt too long, say) are not retried;
+  reply of tool calls only, or holds a lone surrogate, which is no Unicode text) is retried
+  with exponential backoff, at most ``max_retries`` times per instance; then the instance is
+  recorded as *missing* (its id and the last error in the report), never as an (empty) answer,
+  and the other instances go on. Other 4xx answers (a prompt too long, say) are not retried;
 - answers go to an append-only journal (``<output>.journal``) as they arrive, flushed and
   fsynced, so a crash or ``kill -9`` loses nothing; the run ends by merging the journal into
   ``output`` (one row per id, written atomically). A rerun merges any journal left behind, skips
   ids that have their samples and tops up ids that have fewer (a larger ``--samples``): it never
-  writes a second row for an id;
-- a corrupted line names its file and line number.
+  writes a second row for an id. An instance whose completions would make a row longer than
+  :data:`npgym.records.MAX_LINE_BYTES` is recorded as missing instead, so that every file the
+  sampler writes can be read back. The journal and the temporary file are never opened through
+  a link, so a link planted in the output folder cannot redirect a write;
+- a corrupted line names its file and line number; every line read is bounded
+  (:func:`npgym.records.read_lines`).
 """
 
 from __future__ import annotations
@@ -29,15 +35,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
+import tempfile
 from collections.abc import Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+from npgym.answer import loads_json
 from npgym.env import MAX_TEXT_CHARS
 from npgym.progress import Progress
-from npgym.records import complete_lines
+from npgym.records import MAX_LINE_BYTES, RecordError, complete_lines, json_row
 
 if TYPE_CHECKING:
     import httpx
@@ -159,7 +168,7 @@ async def _check_endpoint(endpoint: str, model: str, api_key: str | None, timeou
     if status != 200:
         raise EndpointError(f"{url} answered HTTP {status}")
     try:
-        served = [str(entry["id"]) for entry in json.loads(body)["data"]]
+        served = [str(entry["id"]) for entry in loads_json(body)["data"]]
     except (ValueError, KeyError, TypeError) as error:
         raise EndpointError(f"{url} did not answer an OpenAI model list ({kind})") from error
     if model not in served:
@@ -203,9 +212,10 @@ def _texts(status: int, kind: str, body: bytes) -> list[str]:
     if status != 200:
         raise _FatalError(f"HTTP {status}: {body[:200].decode('utf-8', errors='replace')}")
     try:
-        reply = json.loads(body)
-    except ValueError as error:
-        raise _RetryableError(f"answer is not JSON (content-type {kind})") from error
+        reply = loads_json(body)
+    except ValueError as error:  # not UTF-8, too deep, not JSON, an integer too long
+        reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+        raise _RetryableError(f"reply is not valid JSON text ({kind}): {reason[:200]}") from None
     choices = reply.get("choices") if isinstance(reply, dict) else None
     if not isinstance(choices, list) or not choices:
         raise _RetryableError("answer has no choices")
@@ -236,19 +246,28 @@ def read_completion_rows(path: Path) -> dict[str, list[str]]:
     """``id -> completions`` of a completions file or journal (rows of one id are joined).
 
     A last line cut short by a crash is dropped; any other unreadable line is an error that
-    names the file and the line.
+    names the file and the line. The sampler writes these files itself, so anything but a
+    regular file (a link, a FIFO, a device planted in the output folder) is refused unread.
     """
     merged: dict[str, list[str]] = {}
-    if not path.exists():
+    if not (path.exists() or path.is_symlink()):
         return merged
-    for number, line in enumerate(complete_lines(path), start=1):
+    if path.is_symlink() or not path.is_file():
+        raise CompletionsFileError(f"{path}: not a regular file (a link, FIFO or device); refused")
+    try:
+        lines = complete_lines(path)
+    except RecordError as error:
+        raise CompletionsFileError(f"{error}; fix or delete that line") from None
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json_row(line, f"{path}:{number}")  # bounded nesting, Unicode text
             identifier = str(row["id"])
             texts = row["completions"] if "completions" in row else [row["completion"]]
-        except (ValueError, KeyError, TypeError) as error:
+        except RecordError as error:
+            raise CompletionsFileError(f"{error}; fix or delete that line") from None
+        except (KeyError, TypeError) as error:
             raise CompletionsFileError(
                 f"{path}:{number}: not a completions row ({type(error).__name__}: {error}); "
                 "fix or delete that line"
@@ -267,16 +286,44 @@ def _compact(output: Path, journal: Path, order: list[str]) -> dict[str, list[st
     if journal.exists() or not output.exists():
         ranked = {identifier: index for index, identifier in enumerate(order)}
         ids = sorted(merged, key=lambda key: (ranked.get(key, len(ranked)), key))
-        temporary = output.with_name(output.name + ".tmp")
-        with open(temporary, "w", encoding="utf-8") as handle:
-            for identifier in ids:
-                row = {"id": identifier, "completions": merged[identifier]}
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, output)
+        descriptor, temporary = tempfile.mkstemp(
+            dir=output.parent, prefix=output.name + ".", suffix=".tmp"
+        )  # a fresh file (O_EXCL): never one that a link planted in the folder points to
+        try:
+            os.fchmod(descriptor, 0o644)  # as readable as the output it becomes
+            with open(descriptor, "w", encoding="utf-8") as handle:
+                for identifier in ids:
+                    row = {"id": identifier, "completions": merged[identifier]}
+                    handle.write(_row_line(row))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, output)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
         journal.unlink(missing_ok=True)
     return merged
+
+
+def _row_line(row: Mapping[str, Any]) -> str:
+    """A completions row as one line of JSON (``ensure_ascii=False``: text stays readable)."""
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def _open_journal(journal: Path) -> IO[str]:
+    """The journal, opened to append: created if absent, never through a link, and only a
+    regular file (a link or a FIFO planted in the output folder is refused)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(journal, flags, 0o644)
+    except OSError as error:
+        raise CompletionsFileError(
+            f"{journal}: cannot open the journal ({error.strerror})"
+        ) from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise CompletionsFileError(f"{journal}: the journal is not a regular file")
+    return open(descriptor, "a", encoding="utf-8")
 
 
 def sample_endpoint(
@@ -301,6 +348,10 @@ def sample_endpoint(
     rows = list(rows)
     order = [str(row["id"]) for row in rows]
     existing = _compact(path, journal, order)
+    row_bytes = {  # bytes of each id's row so far, so that no row outgrows MAX_LINE_BYTES
+        identifier: len(_row_line({"id": identifier, "completions": texts}).encode())
+        for identifier, texts in existing.items()
+    }
     needs = {
         str(row["id"]): options.samples - len(existing.get(str(row["id"]), []))
         for row in rows
@@ -351,7 +402,7 @@ def sample_endpoint(
         limits = httpx.Limits(max_connections=options.concurrency)
         with (
             Progress(len(todo), "sampling", enabled=progress) as meter,
-            open(journal, "a", encoding="utf-8") as handle,
+            _open_journal(journal) as handle,
         ):
             async with httpx.AsyncClient(
                 headers=_headers(api_key), timeout=timeout, limits=limits
@@ -366,8 +417,16 @@ def sample_endpoint(
                             report.failed[identifier] = str(error)
                             meter.update(failed=1)
                             return
-                    line = json.dumps({"id": identifier, "completions": texts}, ensure_ascii=False)
-                    handle.write(line + "\n")
+                    line = _row_line({"id": identifier, "completions": texts})
+                    size = row_bytes.get(identifier, 0) + len(line.encode())
+                    if size > MAX_LINE_BYTES:  # the merged row could not be read back
+                        report.failed[identifier] = (
+                            f"its completions would make a row of {size:,} bytes, over the "
+                            f"{MAX_LINE_BYTES:,}-byte line cap of a completions file"
+                        )
+                        meter.update(failed=1)
+                        return
+                    handle.write(line)
                     handle.flush()
                     os.fsync(handle.fileno())
                     report.written += 1

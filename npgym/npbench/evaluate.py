@@ -15,22 +15,30 @@ Metrics (docs/contract.md, "Metrics"), each instance weighing the same (:data:`A
   the share of originals whose verdicts (:func:`npgym.variants.verdict_label`) agree across
   their variants.
 
-Results are given per task, per NP-Bench category, per tier and overall.
+Results are given per task, per NP-Bench category, per tier and overall. Every table names the
+dataset (:attr:`Report.dataset`): "NP-Bench version N" only for exactly that version's rows (see
+:func:`npgym.npbench.certify.provenance`), "custom (...)" otherwise, saying what it derives from
+and how many rows are missing.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypedDict, cast, get_args
+from typing import TYPE_CHECKING, Any, TypedDict, cast, get_args
 
 from npgym.config import TIERS
 from npgym.progress import Progress
-from npgym.records import load_solved_row
+from npgym.records import (
+    RecordError,
+    json_row,
+    load_solved_row,
+    read_json_file,
+    read_lines,
+)
 from npgym.registry import get_task
 from npgym.results import Score
 from npgym.reward import DEFAULT_REWARD, RewardSpec, resolve_reward
@@ -38,9 +46,13 @@ from npgym.task import Category
 from npgym.variants import consistency, verdict_label
 from npgym.version import __version__
 
-REPORT_SCHEMA_VERSION = 3
+if TYPE_CHECKING:
+    from npgym.npbench.certify import Provenance
+
+REPORT_SCHEMA_VERSION = 4
 """2: per-instance averaging, ``missing`` counts, per-tier metrics, consistency; 3: the
-dataset's ``bench_version``."""
+dataset's ``bench_version``; 4: the ``dataset`` label, and ``bench_version`` only for exactly
+an official version's rows."""
 
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
@@ -61,21 +73,21 @@ def read_completions(path: str | Path) -> Completions:
     """Rows ``{"id": ..., "completion": "..."}`` or ``{"id": ..., "completions": [...]}``.
 
     A last line cut short (a crash while writing) is reported and ignored; any other broken
-    line, a row without id or text, or an id given twice is an error naming the line.
+    line, a row without id or text, or an id given twice is an error naming the line. Lines
+    are bounded (:func:`npgym.records.read_lines`: at most ``MAX_LINE_BYTES`` each, UTF-8,
+    JSON nested at most ``MAX_JSON_DEPTH`` deep), so a device or an endless line is refused.
     """
-    raw = Path(path).read_text(encoding="utf-8")
-    lines = raw.split("\n")
     rows, warnings = [], []
-    for number, line in enumerate(lines, start=1):
+    for number, line, terminated in read_lines(path):
         if not line.strip():
             continue
         try:
-            rows.append((f"{path}:{number}", json.loads(line)))
-        except json.JSONDecodeError as error:
-            if number == len(lines) and not raw.endswith("\n"):
+            rows.append((f"{path}:{number}", json_row(line, f"{path}:{number}")))
+        except RecordError as error:
+            if not terminated and "not valid JSON" in str(error):
                 warnings.append(f"{path}:{number}: truncated last line ignored")
                 continue
-            raise CompletionsError(f"{path}:{number}: not valid JSON ({error.msg})") from error
+            raise CompletionsError(str(error)) from None
     completions = collect_completions(rows)
     completions.warnings += warnings
     return completions
@@ -237,6 +249,7 @@ def score_rows(
     completions: Completions,
     progress: bool = False,
     reward: RewardSpec = None,
+    tiers_checked: Collection[str] | None = None,
 ) -> ScoredRows:
     """Score every completion of every row against the row's reference (computed if absent).
 
@@ -244,7 +257,9 @@ def score_rows(
     is listed in ``missing``. Raises ``RecordError`` on a bad row. ``progress``: show progress
     (a bar on a terminal, periodic lines otherwise). ``reward`` (a preset name or weights)
     changes only each score's ``reward``: the verdicts, Success Rate and Average Ratio stay on
-    the np-engine definitions.
+    the np-engine definitions. ``tiers_checked``: the ids whose tier was checked (regenerated,
+    or an official row); any other row counts under tier ``"custom"`` (``None``: every row's
+    tier is taken as given, for rows the caller made).
     """
     weights = resolve_reward(reward)
     rows = list(rows)
@@ -272,12 +287,13 @@ def score_rows(
                 for score, text in zip(scores, texts, strict=True)
             ]
         original = row.get("original_id")
+        checked = tiers_checked is None or identifier in tiers_checked
         scored.append(
             ScoredRow(
                 identifier,
                 task.name,
                 scores,
-                str(row.get("tier") or "custom"),
+                str(row.get("tier") or "custom") if checked else "custom",
                 None if original is None else str(original),
             )
         )
@@ -341,8 +357,12 @@ class Report(TypedDict):
     schema_version: int
     npgym_version: str
     source: str
+    dataset: str
+    """What the dataset is: ``"NP-Bench version N"`` only when its rows are exactly version N's,
+    else ``"custom (...)"`` (see :func:`npgym.npbench.certify.provenance`)."""
     bench_version: int | None
-    """The NP-Bench version of the dataset (its manifest's), ``None`` when it is not a build."""
+    """N when the rows are exactly NP-Bench version N's, ``None`` otherwise (whatever the
+    dataset's manifest says)."""
     verification: str
     """Which checks of the dataset ran before scoring (manifest, regeneration, --deep)."""
     averaging: str
@@ -363,22 +383,30 @@ def evaluate(
     completions: Completions,
     source: str = "",
     reward: RewardSpec = None,
-    bench_version: int | None = None,
     verification: str = "",
+    provenance: Provenance | None = None,
+    tiers_checked: Collection[str] | None = None,
 ) -> Report:
     """Score every completion of every row and aggregate; returns the report.
 
     Success Rate, Average Ratio and the other verdict metrics always use the ``"np-engine"``
     reward (NP-Bench's definition); ``reward`` (a preset name or config) sets the mean reward.
-    ``bench_version`` is recorded in the report, so that scores on different NP-Bench versions
-    are never compared unknowingly; so is ``verification``, which checks of the dataset ran
-    (see :mod:`npgym.npbench.certify`).
+    What the dataset is (``provenance``, computed from ``rows`` by
+    :func:`npgym.npbench.certify.provenance` when not given) is recorded in the report, so that
+    scores on different datasets are never compared unknowingly; so is ``verification``, which
+    checks of the dataset ran (see :mod:`npgym.npbench.certify`). ``tiers_checked``: see
+    :func:`score_rows`.
 
     Instances without completions are not scored: they are counted as ``missing`` (per task,
     category, tier and overall) and listed in the report's ``problems``, as are ids that match
     no instance.
     """
-    scored = score_rows(rows, completions, reward=reward)
+    rows = list(rows)
+    if provenance is None:
+        from npgym.npbench.certify import provenance as provenance_of
+
+        provenance = provenance_of(rows)
+    scored = score_rows(rows, completions, reward=reward, tiers_checked=tiers_checked)
     per_task: dict[str, list[list[Score]]] = defaultdict(list)
     for row in scored.rows:
         per_task[row.task].append(row.scores)
@@ -402,7 +430,8 @@ def evaluate(
         "schema_version": REPORT_SCHEMA_VERSION,
         "npgym_version": __version__,
         "source": source,
-        "bench_version": bench_version,
+        "dataset": provenance.label,
+        "bench_version": provenance.bench_version,
         "verification": verification,
         "averaging": AVERAGING,
         "samples_per_instance": scored.samples,
@@ -430,11 +459,50 @@ _COLUMNS = [
 ]
 
 
-def _version_line(bench_version: int | None) -> str:
-    """The report's first line: the NP-Bench version its dataset was built at."""
-    if bench_version is None:
-        return "Dataset without an NP-Bench version (imported, or built before versions)."
-    return f"NP-Bench version {bench_version}."
+def dataset_label(report: Mapping[str, Any]) -> str:
+    """Which dataset a report scores (its ``dataset``): "NP-Bench version N" only for exactly
+    that version's rows (:func:`npgym.npbench.certify.provenance`), else "custom (...)"."""
+    label = report.get("dataset")
+    return label if isinstance(label, str) else "a dataset of unknown provenance (report < 4)"
+
+
+def _opening(report: Report) -> str:
+    """The report's first sentences: who answered what, and the two headline numbers."""
+    overall = report["overall"]
+    missing = overall.get("missing", 0)
+    unanswered = f" ({missing} more got no answer and are not scored)" if missing else ""
+    tasks = len(report["tasks"])
+    return (
+        f"This report scores the answers of `{report['source']}` to {overall['instances']} "
+        f"instances of {tasks} task{'s' if tasks != 1 else ''}{unanswered}, from "
+        f"{dataset_label(report)}. Overall: Success Rate "
+        f"{_fmt(overall['success_rate'])} (the share of feasible answers) and Average Ratio "
+        f"{_fmt(overall['average_ratio'])} (the mean ratio of an answer to the reference, 1 at "
+        "best); the columns are explained under the tables."
+    )
+
+
+def _legend(ks: Sequence[int]) -> list[str]:
+    """What each column of the tables means (docs/contract.md, "Metrics")."""
+    lines = [
+        "## Columns",
+        "",
+        "- **n**: instances of the group that got an answer, and are scored; **missing**: "
+        "those without any answer (a failed request), left out of every rate.",
+        "- **Success Rate**: the share of answers that are feasible (readable and valid).",
+        "- **Average Ratio**: the mean ratio of an answer's objective to the reference's, "
+        "clipped to 1, with infeasible and unreadable answers counted as 0.",
+        "- **Optimal**: the share of answers as good as the reference (ratio 1); NP-Bench "
+        "references are proven optima.",
+        "- **Format**: the share of answers that are readable: an `Answer:` line in the "
+        "task's format, feasible or not.",
+    ]
+    if ks:
+        lines += [
+            "- **pass@k**: the estimated chance that at least one of k samples is feasible; "
+            "**best-ratio@k**: the expected best ratio among k samples.",
+        ]
+    return lines
 
 
 def markdown(report: Report) -> str:
@@ -450,14 +518,18 @@ def markdown(report: Report) -> str:
         cells += [_fmt(metrics["best_ratio_at_k"].get(k)) for k in ks]
         return "| " + " | ".join(cells) + " |"
 
+    label = dataset_label(report)
+
     def table(title: str, groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
-        head = ["| " + " | ".join([title, *header[1:]]) + " |", "|" + "---|" * len(header)]
+        first = f"{title} (on {label})"  # every table names its dataset
+        head = ["| " + " | ".join([first, *header[1:]]) + " |", "|" + "---|" * len(header)]
         return head + [line(name, metrics) for name, metrics in groups.items()]
 
     parts = [
-        f"# NP-Bench evaluation: {report['source']}",
+        f"# Evaluation on {label}: {report['source']}",
         "",
-        _version_line(report.get("bench_version")),
+        _opening(report),
+        "",
         f"Dataset checks: {report.get('verification') or 'not recorded'}.",
         f"{report['samples_per_instance']} sample(s) per instance. Averaging: "
         f"{report.get('averaging', 'all samples pooled (a report from before schema 2)')}.",
@@ -470,6 +542,7 @@ def markdown(report: Report) -> str:
     if report.get("tiers"):
         parts += [*table("tier", report["tiers"]), ""]
     parts += table("overall", {"all tasks": report["overall"]})
+    parts += ["", *_legend(ks)]
     consistent = {
         name: metrics for name, metrics in report["tasks"].items() if "consistency" in metrics
     }
@@ -481,7 +554,7 @@ def markdown(report: Report) -> str:
             "Share of originals whose verdicts (format error, infeasible, suboptimal, optimal) "
             "agree across all their variants.",
             "",
-            "| task | originals | consistency |",
+            f"| task (on {label}) | originals | consistency |",
             "|---|---|---|",
         ]
         for name, metrics in [*consistent.items(), ("all tasks", report["overall"])]:
@@ -510,9 +583,10 @@ def read_report(path: Path) -> Report:
     """A ``report.json`` (see :func:`npgym.npbench.report.write_report`); ``ValueError`` naming
     the file when it is not one (bad JSON, or without the tables :func:`compare` reads)."""
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as error:
-        raise ValueError(f"{path}: not a report.json ({error})") from None
+        report = read_json_file(path)  # bounded in size and nesting
+    except ValueError as error:
+        reason = str(error).removeprefix(f"{path}: ")
+        raise ValueError(f"{path}: not a report.json ({reason})") from None
     tables_ok = (
         isinstance(report, dict)
         and isinstance(report.get("source"), str)
@@ -536,15 +610,24 @@ _COMPARED = ("success_rate", "average_ratio")
 def compare(first: Mapping[str, Any], second: Mapping[str, Any]) -> str:
     """Two reports side by side (markdown): Success Rate and Average Ratio with differences.
 
-    Reports on different NP-Bench versions hold different instances: the table says so first.
+    Reports on different datasets hold different instances: the table says so first. The table
+    names both datasets (their labels, :func:`dataset_label`).
     """
     versions = first.get("bench_version"), second.get("bench_version")
-    warning = (
-        f"Warning: NP-Bench versions differ ({versions[0]} vs {versions[1]}): different "
-        "instances, so the deltas compare different benchmarks.\n\n"
-        if versions[0] != versions[1]
-        else ""
-    )
+    labels = dataset_label(first), dataset_label(second)
+    if versions[0] != versions[1] and None not in versions:
+        warning = (
+            f"Warning: NP-Bench versions differ ({versions[0]} vs {versions[1]}): different "
+            "instances, so the deltas compare different benchmarks.\n\n"
+        )
+    elif labels[0] != labels[1]:
+        warning = (
+            f"Warning: the datasets differ ({labels[0]} vs {labels[1]}): the deltas may "
+            "compare different instances.\n\n"
+        )
+    else:
+        warning = ""
+    warning += f"Datasets: {labels[0]} ({first['source']}) vs {labels[1]} ({second['source']}).\n\n"
     names = [*dict.fromkeys([*first["tasks"], *second["tasks"]])]
     rows = [(name, first["tasks"].get(name), second["tasks"].get(name)) for name in names]
     rows.append(("overall", first["overall"], second["overall"]))

@@ -3,6 +3,10 @@
 - ``jsonl`` / ``parquet``: npgym's rows as they are (instance and reference as JSON strings,
   since tasks have different fields that do not fit one Arrow struct column).
 - ``verl`` / ``trl``: the trainer layouts of :mod:`npgym.trainer_rows`.
+
+Every row's prompt is rendered again from its instance before anything is written, even with
+``--no-verify``: a prompt that is not exactly the one its instance renders (edited, say, to leak
+the answer into what a trainer shows the model) is refused (:func:`check_prompts`).
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
+from npgym.outputs import open_binary_output, open_output, output_target
 from npgym.progress import Progress
-from npgym.records import Row, write_jsonl
+from npgym.records import RecordError, Row, load_row, write_jsonl
 from npgym.trainer_rows import ABILITY, TOOL_NAME, chat, trl_row, verl_row
 
 if TYPE_CHECKING:
@@ -21,7 +26,36 @@ if TYPE_CHECKING:
 
 ExportFormat = Literal["jsonl", "parquet", "verl", "trl"]
 FORMATS: tuple[str, ...] = ("jsonl", "parquet", "verl", "trl")
-__all__ = ["ABILITY", "FORMATS", "ExportFormat", "chat", "export_rows", "trl_row", "verl_row"]
+__all__ = [
+    "ABILITY",
+    "FORMATS",
+    "ExportFormat",
+    "chat",
+    "check_prompts",
+    "export_rows",
+    "trl_row",
+    "verl_row",
+]
+
+
+class LeakedPromptError(ValueError):
+    """A row whose prompt is not the one its instance renders."""
+
+
+def check_prompts(rows: Iterable[Row]) -> None:
+    """Refuse rows whose ``prompt`` is not, byte for byte, what their task renders from their
+    instance (:class:`LeakedPromptError` naming the first): a prompt reaches a model, so it is
+    derived from the instance, never taken from the file."""
+    for row in rows:
+        try:
+            task, instance, _ = load_row(row)
+        except RecordError as error:
+            raise ValueError(str(error)) from None
+        if row.get("prompt") != task.prompt(instance):
+            raise LeakedPromptError(
+                f"row {row.get('id')!r}: its prompt is not the one its instance renders (edited: "
+                "it may leak the answer); rebuild the dataset, nothing was written"
+            )
 
 
 def _pyarrow() -> ModuleType:
@@ -66,6 +100,7 @@ def export_rows(
             "rows and give a base model a chat template"
         )
     rows = list(rows)
+    check_prompts(rows)
     with Progress(len(rows), "export", enabled=progress) as bar:
         written = _export(rows, fmt, output, split, multi_turn, bar, conversational)
     return written
@@ -83,7 +118,7 @@ def _export(
     """:func:`export_rows` once the rows are in memory; ``bar`` counts rows as they convert."""
     rows = [*bar.track(rows)] if fmt in ("jsonl", "parquet") else rows
     path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    output_target(path)  # refused before the rows are converted, not after
     if fmt == "verl":
         verl = [
             verl_row(row, index, split, multi_turn) for index, row in enumerate(bar.track(rows))
@@ -105,13 +140,15 @@ def _export(
 
 
 def _write_jsonl(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
+    with open_output(path) as handle:
         write_jsonl(rows, handle)
 
 
 def _write_parquet(rows: Sequence[Mapping[str, Any]], path: Path, schema: pa.Schema) -> None:
     pa = _pyarrow()
-    pa.parquet.write_table(pa.Table.from_pylist(list(rows), schema=schema), path)
+    table = pa.Table.from_pylist(list(rows), schema=schema)
+    with open_binary_output(path) as handle:
+        pa.parquet.write_table(table, handle)
 
 
 def _objective_type(rows: list[Row]) -> pa.DataType:

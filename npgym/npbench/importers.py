@@ -10,7 +10,6 @@ exact solvers (their shipped answers are not trusted) and writes an npgym datase
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,7 +21,7 @@ from npgym.datasets import ItemResult
 from npgym.instance import Instance
 from npgym.npbench.build import write_dataset
 from npgym.progress import Progress
-from npgym.records import make_record
+from npgym.records import make_record, read_json_file
 from npgym.registry import get_task
 
 
@@ -64,10 +63,12 @@ def _knapsack_fields(question: dict[str, Any]) -> dict[str, Any]:
 def read_np_engine(path: str | Path) -> list[tuple[str, Instance]]:
     """``(question id, instance)`` for every question in an NP-ENGINE file."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_json_file(path)  # bounded in size and nesting
         questions = data["questions"]
-    except (json.JSONDecodeError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError) as error:
         raise NPEngineFormatError(f"{path}: not an NP-ENGINE question file ({error})") from error
+    if not isinstance(questions, dict):
+        raise NPEngineFormatError(f"{path}: not an NP-ENGINE question file (no questions object)")
     instances = []
     for question_id, question in questions.items():
         if not isinstance(question, dict):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from npgym.npbench.evaluate import Completions, by_tier, reported_ks, score_rows
+from npgym.outputs import check_output_folder, open_binary_output
 from npgym.records import record_instance, record_reference
 from npgym.results import Score
 from npgym.task import Task
@@ -67,7 +68,8 @@ def plot_report(report: Mapping[str, Any], path: str | Path, style: PlotStyle = 
     series = [(label, [_rate(group[key]) for group in groups]) for key, label in METRICS]
     _bars(axes[0], names, series, style)
     axes[0].set_title(
-        f"NP-Bench, {report['source']}: Success Rate and Average Ratio per task "
+        f"{report.get('dataset') or 'NP-Bench'}, {report['source']}: Success Rate and "
+        "Average Ratio per task "
         f"({_explain(style)})",
         fontsize=10,
     )
@@ -78,7 +80,8 @@ def plot_report(report: Mapping[str, Any], path: str | Path, style: PlotStyle = 
         axes[1].set_title("Success Rate and Average Ratio per tier", fontsize=10)
     figure.tight_layout()
     target = Path(path)
-    figure.savefig(target)
+    with open_binary_output(target, in_folder=True) as handle:
+        figure.savefig(handle, format="png")
     return target
 
 
@@ -88,7 +91,8 @@ def plot_compare(
     """Write several reports side by side as a PNG: Success Rate per task and overall above,
     Average Ratio below, one bar (and colour) per report, named by its ``source``.
 
-    Tasks are the union of the reports' tasks, in first-seen order; a task that a report lacks
+    Tasks are the union of the reports' tasks, in the registry's order (:func:`registry_order`,
+    as in ``report.png``); a task that a report lacks
     gets no bar and the label "no answers"."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -96,7 +100,7 @@ def plot_compare(
     _check_style(style)
     if len(reports) < 2:
         raise ValueError(f"comparing needs at least two reports, got {len(reports)}")
-    tasks = list(dict.fromkeys(name for report in reports for name in report["tasks"]))
+    tasks = registry_order(name for report in reports for name in report["tasks"])
     names = [*tasks, "overall"]
     width_per_group = 0.9 + 0.35 * (len(reports) - 2)
     figure = Figure(figsize=(max(7.0, width_per_group * len(names) + 3.0), 9.0), dpi=120)
@@ -115,8 +119,20 @@ def plot_compare(
         axis.set_title(f"{label} per task, model by model ({_explain(style)})", fontsize=10)
     figure.tight_layout()
     target = Path(path)
-    figure.savefig(target)
+    with open_binary_output(target, in_folder=True) as handle:
+        figure.savefig(handle, format="png")
     return target
+
+
+def registry_order(names: Iterable[str]) -> list[str]:
+    """Task names without repeats in the registry's order (as ``report.png`` and the report's
+    tables have them), the names the registry does not list (task families) after them in
+    first-seen order. A report.json holds its tasks sorted by name, so order is restored."""
+    from npgym.registry import list_tasks
+
+    rank = {name: index for index, name in enumerate(list_tasks())}
+    unique = list(dict.fromkeys(names))
+    return sorted(unique, key=lambda name: (rank.get(name, len(rank)), unique.index(name)))
 
 
 def _check_style(style: str) -> None:
@@ -131,11 +147,13 @@ def _explain(style: PlotStyle) -> str:
 
 
 def _groups(report: Mapping[str, Any]) -> tuple[list[str], list[Mapping[str, Any]]]:
-    """The bar groups of a report, per task then overall, with missing answers in the names."""
-    groups = [*report["tasks"].values(), report["overall"]]
+    """The bar groups of a report, per task (in the registry's order) then overall, with
+    missing answers in the names."""
+    tasks = registry_order(report["tasks"])
+    groups = [*(report["tasks"][name] for name in tasks), report["overall"]]
     names = [
         name + (f"\n({group['missing']} missing)" if group.get("missing") else "")
-        for name, group in zip([*report["tasks"], "overall"], groups, strict=True)
+        for name, group in zip([*tasks, "overall"], groups, strict=True)
     ]
     return names, groups
 
@@ -182,9 +200,9 @@ def _bars(
 
 
 def _value(value: float, style: str) -> str:
-    if value >= 1.0:
-        return "1" if style == "bars" else "1 (perfect)"
-    return f"{value:.3f}"
+    """A rate as written on its bar: three decimals, as in report.md, for every metric."""
+    text = f"{value:.3f}"
+    return text + " (perfect)" if style == "shortfall" and value >= 1.0 else text
 
 
 def _rate(value: float | None) -> float:
@@ -196,7 +214,8 @@ def write_gallery(
     rows: Iterable[Mapping[str, Any]], completions: Completions, folder: str | Path
 ) -> str:
     """Draw each task's worst and best answer (lowest and highest reward, first in row order
-    on a tie) into ``folder/gallery/`` and return a markdown section showing them.
+    on a tie) into ``folder/gallery/`` and return a markdown section showing them. When every
+    answer of a task scored the same, one picture (``<task>-all.png``) says so instead.
 
     Only given answers are drawn: a row without completions is missing, not an answer."""
     from npgym.render import draw_answer, save_png
@@ -216,19 +235,28 @@ def write_gallery(
                 best_and_worst[0] = entry
             if score.reward > best_and_worst[1][0]:
                 best_and_worst[1] = entry
-    out = Path(folder) / "gallery"
+    out = check_output_folder(Path(folder) / "gallery")
     out.mkdir(parents=True, exist_ok=True)
     lines = ["## Gallery: worst and best answer per task", ""]
     for name, pair in picked.items():
+        # Worst and best start as the first answer and move only on a strictly lower or
+        # higher reward: the same entry means every answer scored the same.
+        same = pair[0] is pair[1]
+        labels = ("every answer",) if same else ("worst", "best")
         cells, images = [], []
         for label, (reward, row_id, task, instance, reference, text, score) in zip(
-            ("worst", "best"), pair, strict=True
+            labels, pair, strict=False
         ):
-            path = out / f"{name}-{label}.png"
-            save_png(draw_answer(task, instance, text, reference), path)
+            path = out / f"{name}-{'all' if same else label}.png"
+            save_png(draw_answer(task, instance, text, reference), path, in_folder=True)
             why = f": {score.reason}" if score.reason else ""
-            cells.append(f"{label}: `{row_id}`, reward {reward:.3f}{why}".replace("|", "/"))
+            head = (
+                f"every answer scored the same, reward {reward:.3f}{why}; the first, `{row_id}`"
+                if same
+                else f"{label}: `{row_id}`, reward {reward:.3f}{why}"
+            )
+            cells.append(head.replace("|", "/"))
             images.append(f"![{name} {label}](gallery/{path.name})")
-        lines += [f"### {name}", "", f"| {' | '.join(cells)} |", "|---|---|"]
+        lines += [f"### {name}", "", f"| {' | '.join(cells)} |", "|---" * len(cells) + "|"]
         lines += [f"| {' | '.join(images)} |", ""]
     return "\n".join(lines)

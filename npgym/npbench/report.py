@@ -11,6 +11,7 @@ from typing import Any
 
 from npgym.npbench.evaluate import Completions, Report, markdown
 from npgym.npbench.plots import PlotStyle, plot_report, write_gallery
+from npgym.outputs import check_output_folder, open_output
 
 
 def write_report(
@@ -24,13 +25,15 @@ def write_report(
     ``style``) into ``folder``; given the ``rows`` and ``completions`` too, ``report.md`` ends
     with a gallery of each task's worst and best answer (PNGs in ``folder/gallery/``). The
     gallery only draws: the numbers never depend on it."""
-    out = Path(folder)
+    out = check_output_folder(folder)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "report.json", out / "report.md", out / "report.png"]
-    paths[0].write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    with open_output(paths[0], in_folder=True) as handle:
+        handle.write(json.dumps(report, indent=1, sort_keys=True) + "\n")
     text = markdown(report)
     if rows is not None and completions is not None:
         text += "\n" + write_gallery(rows, completions, out)
-    paths[1].write_text(text)
+    with open_output(paths[1], in_folder=True) as handle:
+        handle.write(text)
     plot_report(report, paths[2], style)
     return paths

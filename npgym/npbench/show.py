@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from npgym.instance import Instance
-from npgym.npbench.build import BuildError, read_dataset
+from npgym.npbench.build import BuildError, dataset_files, read_dataset
+from npgym.outputs import output_target, refuse_overwriting
 from npgym.render import draw_answer, save_png
 from npgym.results import Reference
 from npgym.task import Task
@@ -30,8 +31,6 @@ def load_source(
     ``npgym generate`` or an export, or a built dataset folder (``npgym bench build``). Rows are
     chosen by ``row_id``; without one the file must hold a single row, or the first is taken.
     """
-    import json
-
     from npgym.records import RecordError, read_jsonl, record_instance, record_reference
     from npgym.registry import get_task
 
@@ -43,11 +42,7 @@ def load_source(
             except BuildError as error:
                 raise SourceError(str(error)) from error
         else:
-            text = source.read_text(encoding="utf-8")
-            try:
-                whole = json.loads(text)
-            except json.JSONDecodeError:
-                whole = None
+            whole, text = _whole_document(source)
             if isinstance(whole, dict) and "instance" not in whole:
                 if row_id is not None:
                     raise SourceError(f"{source} holds one instance, not rows; drop --row")
@@ -73,6 +68,23 @@ def load_source(
         raise SourceError(f"{source} is not a valid instance: {error}") from error
 
 
+def _whole_document(source: Path) -> tuple[Any, bytes]:
+    """The JSON document that a regular file of at most ``MAX_JSON_FILE_BYTES`` holds whole
+    (an instance file), and its bytes; ``None`` for anything else (JSON lines, a larger file,
+    a FIFO or a device: those are read line by line, each line bounded)."""
+    from npgym.answer import loads_json
+    from npgym.records import MAX_JSON_FILE_BYTES
+
+    if not source.is_file() or source.stat().st_size > MAX_JSON_FILE_BYTES:
+        return None, b""
+    with open(source, "rb") as handle:
+        data = handle.read(MAX_JSON_FILE_BYTES + 1)
+    try:
+        return loads_json(data), data
+    except ValueError:
+        return None, data
+
+
 def show(
     path: str | Path,
     output: str | Path,
@@ -82,8 +94,15 @@ def show(
     reference_answer: bool = False,
 ) -> Path:
     """Draw the instance in ``path`` with ``answer`` (a completion, or just the bracketed value)
-    or, with ``reference_answer``, its reference solution, and save it as a PNG."""
-    task, instance, reference, _ = load_source(path, row_id)
+    or, with ``reference_answer``, its reference solution, and save it as a PNG.
+
+    ``output`` is written by :mod:`npgym.outputs`' rules, and never over ``path`` itself or, for a
+    dataset folder, one of its own files."""
+    source, target = Path(path), Path(output)
+    output_target(target)
+    inputs = dataset_files(source) if source.is_dir() else [source]
+    refuse_overwriting(target, inputs, "the source's own")
+    task, instance, reference, _ = load_source(source, row_id)
     if reference_answer:
         if answer is not None:
             raise SourceError("give an answer or ask for the reference, not both")
@@ -92,4 +111,4 @@ def show(
     elif answer is not None and "answer" not in answer.lower() and "\\boxed" not in answer:
         answer = "Answer: " + answer
     image = draw_answer(task, instance, answer, reference)
-    return save_png(image, output)
+    return save_png(image, target)

@@ -23,6 +23,12 @@ ROOM_BAR = (0.8, 0.75, 6)
 """A meeting's bar on a room's row: height, opacity, label size."""
 ATTENDEE_BAR = (0.6, 0.6, 5)
 """A meeting's bar on an attendee's row: thinner, over their free time."""
+LABEL_PAD = 2.0
+"""Points between a bar's label and the bar's edge."""
+MIN_LABEL_FONT = 3.0
+"""The smallest font a label is shrunk to when it fits neither in nor beside its bar."""
+Bar = tuple[int, int, int, str, bool]
+"""A meeting on a timeline row: ``(row, start, duration, label, breaks a rule)``."""
 
 
 def problems(
@@ -69,10 +75,14 @@ def draw(
     ]
     issues = problems(instance, entries)
     rooms_axes, people_axes = two_panels(figure, (instance.n_rooms, instance.n_attendees), 0.35)
+    for axes in (rooms_axes, people_axes):
+        axes.set_xlim(instance.day_start, instance.day_end)
+    room_bars: list[Bar] = []
     for (meeting, room, start), found in zip(entries, issues, strict=True):
         spec = instance.meetings[meeting]
         label = f"m{meeting} ({len(spec.attendees)})" + (f": {found[0]}" if found else "")
-        _meeting_bar(rooms_axes, room, (start, spec.duration), label, bool(found), ROOM_BAR)
+        room_bars.append((room, start, spec.duration, label, bool(found)))
+    _meeting_bars(rooms_axes, room_bars, ROOM_BAR)
     rooms_axes.set_yticks(range(instance.n_rooms))
     rooms_axes.set_yticklabels(
         [f"room {r} ({c})" for r, c in enumerate(instance.rooms)], fontsize=6
@@ -92,13 +102,13 @@ def draw(
         people_axes.broken_barh(
             [(a, b - a) for a, b in intervals], (attendee - 0.45, 0.9), facecolors=FREE
         )
+    attendee_bars: list[Bar] = []
     for (meeting, _, start), found in zip(entries, issues, strict=True):
         spec = instance.meetings[meeting]
         for attendee in spec.attendees:
             clash = any(f"attendee {attendee} " in phrase for phrase in found)
-            _meeting_bar(
-                people_axes, attendee, (start, spec.duration), f"m{meeting}", clash, ATTENDEE_BAR
-            )
+            attendee_bars.append((attendee, start, spec.duration, f"m{meeting}", clash))
+    _meeting_bars(people_axes, attendee_bars, ATTENDEE_BAR)
     people_axes.set_yticks(range(instance.n_attendees))
     people_axes.set_yticklabels([f"attendee {a}" for a in range(instance.n_attendees)], fontsize=6)
     people_axes.set_ylim(instance.n_attendees - 0.5, -0.5)
@@ -107,29 +117,51 @@ def draw(
     )
     ticks = list(range(instance.day_start, instance.day_end + 1, 60))
     for axes in (rooms_axes, people_axes):
-        axes.set_xlim(instance.day_start, instance.day_end)
         axes.set_xticks(ticks)
         axes.set_xticklabels([f"{t // 60:02d}:{t % 60:02d}" for t in ticks], fontsize=6)
         axes.grid(axis="x", color="#eeeeee")
         axes.set_axisbelow(True)
 
 
-def _meeting_bar(
-    axes: Axes,
-    row: int,
-    span: tuple[int, int],
-    label: str,
-    bad: bool,
-    style: tuple[float, float, int],
-) -> None:
-    """A meeting's ``(start, duration)`` span as a labelled bar on a timeline row, red when it
-    breaks a rule; ``style`` is :data:`ROOM_BAR` or :data:`ATTENDEE_BAR`."""
+def _meeting_bars(axes: Axes, bars: list[Bar], style: tuple[float, float, int]) -> None:
+    """Each meeting's ``(row, start, duration, label, bad)`` as a bar on a timeline row, red
+    when it breaks a rule, with its label never cut by a bar's edge: inside the bar where it
+    fits, else beside it (right, then left) where the row is free, else shortened (the rule
+    it breaks, then the attendee count, left out; the picture's attendee rows still show
+    clashes in red), at last in a smaller font. The axes' x limits must be set. ``style`` is
+    :data:`ROOM_BAR` or :data:`ATTENDEE_BAR`."""
     height, alpha, font = style
-    axes.broken_barh(
-        [span],
-        (row - height / 2, height),
-        facecolors=MISTAKE if bad else PLAIN,
-        edgecolors="black",
-        alpha=alpha,
-    )
-    axes.text(span[0] + 2, row, label, fontsize=font, va="center", clip_on=True)
+    renderer = axes.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    left, right = axes.get_xlim()
+    per_pixel = (right - left) / axes.get_window_extent(renderer).width  # minutes
+    pad = renderer.points_to_pixels(LABEL_PAD) * per_pixel
+    for row, start, duration, _, bad in bars:
+        axes.broken_barh(
+            [(start, duration)],
+            (row - height / 2, height),
+            facecolors=MISTAKE if bad else PLAIN,
+            edgecolors="black",
+            alpha=alpha,
+        )
+    for index, (row, start, duration, label, _) in enumerate(bars):
+        end = start + duration
+        others = [(s, s + d) for i, (r, s, d, _, _) in enumerate(bars) if r == row and i != index]
+        inner = min([s for s, _ in others if start <= s < end] + [end]) - start  # uncovered
+        after = min([max(s, end) for s, e in others if e > end] + [right])  # free up to
+        before = max([min(e, start) for s, e in others if s < start] + [left])  # free from
+        text = axes.text(start + pad, row, label, fontsize=font, va="center", clip_on=True)
+        # The whole label, then without the rule it breaks, then the meeting alone: inside
+        # the bar, else beside it where the row is free; at last the meeting alone, shrunk.
+        for words in dict.fromkeys((label, label.split(":")[0], label.split(" ")[0])):
+            text.set_text(words)
+            wide = text.get_window_extent(renderer).width * per_pixel + 2 * pad
+            if wide <= inner:
+                break
+            if after - end >= wide:
+                text.set_x(end + pad)
+                break
+            if start - before >= wide:
+                text.set(x=start - pad, ha="right")
+                break
+        else:
+            text.set_fontsize(max(MIN_LABEL_FONT, font * max(inner, pad) / wide))
