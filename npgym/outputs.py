@@ -45,6 +45,7 @@ __all__ = [
     "check_output_folder",
     "open_binary_output",
     "open_output",
+    "open_regular",
     "output_target",
     "refuse_overwriting",
 ]
@@ -190,6 +191,29 @@ def _open(path: str | os.PathLike[str], binary: bool, in_folder: bool) -> Iterat
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
+
+
+def open_regular(path: str | os.PathLike[str], mode: Literal["w", "a", "a+"]) -> IO[str]:
+    """``path`` opened as UTF-8 text for a file that npgym keeps in a folder of its own making
+    (a build's task files and journal, a sampler's journal): ``w`` empties it, ``a`` and ``a+``
+    append. Only when it is absent or a regular file: the folder may come from elsewhere, so a
+    link, FIFO, device or folder planted under that name is refused (:class:`OutputError`),
+    never followed, written through or waited on."""
+    flags = os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= os.O_RDWR if mode == "a+" else os.O_WRONLY
+    if mode != "w":
+        flags |= os.O_APPEND
+    try:
+        descriptor = os.open(path, flags, 0o666)
+    except OSError as error:  # ELOOP: a link; ENXIO: a FIFO without a reader; EISDIR: a folder
+        raise OutputError(f"{path} is not a regular file ({error.strerror}); remove it") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise OutputError(f"{path} is not a regular file; remove it")
+    os.set_blocking(descriptor, True)
+    if mode == "w":
+        os.ftruncate(descriptor, 0)
+    return os.fdopen(descriptor, mode, encoding="utf-8")
 
 
 @contextmanager

@@ -70,7 +70,7 @@ from npgym.datasets import (
     warm_up,
 )
 from npgym.instance import Instance
-from npgym.outputs import JOURNAL, LOCK, MANIFEST
+from npgym.outputs import JOURNAL, LOCK, MANIFEST, OutputError, open_regular
 from npgym.progress import Progress
 from npgym.records import (
     ROW_SCHEMA_VERSION,
@@ -279,27 +279,12 @@ def build(
 
 
 def _open_for_writing(path: Path, mode: Literal["w", "a", "a+"]) -> IO[str]:
-    """``path`` opened as UTF-8 text for a build to write (``w`` empties it, ``a`` and ``a+``
-    append), only when it is absent or a regular file: a folder a build writes into (or resumes)
-    may come from elsewhere, so a link, FIFO, device or folder planted under one of the names a
-    build writes is refused (:class:`BuildError`), never followed or written through."""
-    flags = os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    flags |= os.O_RDWR if mode == "a+" else os.O_WRONLY
-    if mode != "w":
-        flags |= os.O_APPEND
+    """:func:`npgym.outputs.open_regular`, refusing as a :class:`BuildError`: a folder a build
+    writes into (or resumes) may come from elsewhere."""
     try:
-        descriptor = os.open(path, flags, 0o666)
-    except OSError as error:  # ELOOP: a link; ENXIO: a FIFO; EISDIR: a folder
-        raise BuildError(
-            f"{path} is not a regular file a build can write ({error.strerror}); remove it"
-        ) from None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise BuildError(f"{path} is not a regular file a build can write; remove it")
-    os.set_blocking(descriptor, True)
-    if mode == "w":
-        os.ftruncate(descriptor, 0)
-    return os.fdopen(descriptor, mode, encoding="utf-8")
+        return open_regular(path, mode)
+    except OutputError as error:
+        raise BuildError(f"a build cannot write there: {error}") from None
 
 
 @contextmanager

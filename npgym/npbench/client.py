@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import stat
 import tempfile
 from collections.abc import Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +44,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from npgym.answer import loads_json
 from npgym.env import MAX_TEXT_CHARS
+from npgym.outputs import OutputError, open_regular
 from npgym.progress import Progress
 from npgym.records import MAX_LINE_BYTES, RecordError, complete_lines, json_row
 
@@ -313,17 +313,10 @@ def _row_line(row: Mapping[str, Any]) -> str:
 def _open_journal(journal: Path) -> IO[str]:
     """The journal, opened to append: created if absent, never through a link, and only a
     regular file (a link or a FIFO planted in the output folder is refused)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     try:
-        descriptor = os.open(journal, flags, 0o644)
-    except OSError as error:
-        raise CompletionsFileError(
-            f"{journal}: cannot open the journal ({error.strerror})"
-        ) from None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise CompletionsFileError(f"{journal}: the journal is not a regular file")
-    return open(descriptor, "a", encoding="utf-8")
+        return open_regular(journal, "a")
+    except OutputError as error:
+        raise CompletionsFileError(f"cannot open the journal: {error}") from None
 
 
 def sample_endpoint(
