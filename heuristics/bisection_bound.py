@@ -22,6 +22,14 @@ generous constants, the rounding of the reflector and of the sums). The optimise
 is never used. Every cut is a multiple of the weights' gcd g, so the best certified value r
 becomes the least multiple of g that is >= r.
 
+The certificate (:func:`triangle_certificate`, checked by :mod:`npgym.certificates.min_bisection`,
+whose docstring is the format): the best point is scaled by a power of two ``D``, rounded to
+integers, and the matrix on the vectors orthogonal to all-ones, shifted below its least
+eigenvalue, gets a rounded integer Cholesky factor; the checker pays for the factor's residual
+exactly, so the bound is exact, never the float estimate. Where the root's bound falls short of
+a target, a branch and bound on vertex pairs (``x_i x_j = +1`` or ``-1``, each a Lagrangian
+multiplier in its subtree's dual) certifies the cut leaf by leaf.
+
 Work is counted in eigendecompositions (``work``), never in time, so the bound does not depend
 on the machine's load; BLAS runs on one thread (``threadpoolctl``), which makes the arithmetic
 the same from run to run and spends no CPU on threads that the small dense problems cannot use.
@@ -30,6 +38,7 @@ the same from run to run and spends no CPU on threads that the small dense probl
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -166,13 +175,36 @@ class DualProblem:
         self.reflector[0] += math.sqrt(size)
         self.reflector_norm = float(self.reflector @ self.reflector)
         self.triangles = np.zeros((0, 4), np.int64)
+        self.pairs = np.zeros((0, 2), np.int64)
+        """Vertex pairs ``(i, j)``, ``i < j``, fixed to ``x_i x_j = relation`` (a branch)."""
+        self.relations = np.zeros(0)
         self.rank_hint = 8
         """How many of the least eigenpairs the last smoothed evaluation needed."""
 
-    def matrix(self, diagonal: np.ndarray, multipliers: np.ndarray) -> np.ndarray:
-        """``M = C - Diag(y) - sum_t z_t T_t``."""
+    @property
+    def free(self) -> int:
+        """How many multipliers have no sign: one per vertex (y) and per fixed pair (u)."""
+        return self.n + len(self.pairs)
+
+    def branch(self, pair: tuple[int, int], relation: int) -> DualProblem:
+        """A copy with ``x_i x_j = relation`` added (the working set of triangles kept)."""
+        child = copy.copy(self)
+        child.pairs = np.vstack([self.pairs, np.array([pair], np.int64)])
+        child.relations = np.append(self.relations, float(relation))
+        return child
+
+    def offset(self, free: np.ndarray) -> float:
+        """The free multipliers' share of the dual value: ``sum(y) + sum_p u_p s_p``."""
+        return float(free[: self.n].sum()) + float(free[self.n :] @ self.relations)
+
+    def matrix(self, free: np.ndarray, multipliers: np.ndarray) -> np.ndarray:
+        """``M = C - Diag(y) - sum_p u_p P_p - sum_t z_t T_t`` (``P_p``: 1/2 at the pair)."""
         matrix = self.cost.copy()
-        matrix[np.diag_indices(self.n)] -= diagonal
+        matrix[np.diag_indices(self.n)] -= free[: self.n]
+        if len(self.pairs):
+            i, j = self.pairs.T
+            matrix[i, j] -= 0.5 * free[self.n :]
+            matrix[j, i] -= 0.5 * free[self.n :]
         if multipliers.size:
             _subtract_triangles(matrix, self.triangles, np.ascontiguousarray(multipliers))
         return matrix
@@ -196,8 +228,8 @@ class DualProblem:
         """The smoothed dual at ``point = (y, z)``, its gradient and the primal factor U
         (``X = U U^T``)."""
         n = self.n
-        diagonal, multipliers = point[:n], point[n:]
-        restricted = self.restrict(self.matrix(diagonal, multipliers))
+        free, multipliers = point[: self.free], point[self.free :]
+        restricted = self.restrict(self.matrix(free, multipliers))
         size = restricted.shape[0]
         rank = min(size, max(self.rank_hint, 4))
         while True:
@@ -220,25 +252,29 @@ class DualProblem:
         factor = np.ascontiguousarray(self.lift(vectors[:, kept]) * np.sqrt(n * shares / total))
         gradient = np.empty_like(point)
         gradient[:n] = 1.0 - np.einsum("ij,ij->i", factor, factor)
+        if len(self.pairs):
+            i, j = self.pairs.T
+            gradient[n : self.free] = self.relations - np.einsum("ij,ij->i", factor[i], factor[j])
         if multipliers.size:
-            _triangle_gradient(factor, self.triangles, gradient[n:])
-        value = float(diagonal.sum()) - float(multipliers.sum()) + n * softmin
+            _triangle_gradient(factor, self.triangles, gradient[self.free :])
+        value = self.offset(free) - float(multipliers.sum()) + n * softmin
         return value, gradient, factor
 
 
-def certified_value(problem: DualProblem, diagonal: np.ndarray, multipliers: np.ndarray) -> float:
-    """``sum(y) - sum(z) + n lambda_min`` at ``(y, z)`` (z >= 0), lowered by a margin for every
-    floating-point error: a lower bound on every bisection's cut."""
+def certified_value(problem: DualProblem, free: np.ndarray, multipliers: np.ndarray) -> float:
+    """``sum(y) + sum_p u_p s_p - sum(z) + n lambda_min`` at ``(y, u, z)`` (z >= 0), lowered by
+    a margin for every floating-point error: a lower bound on every bisection's cut that meets
+    the problem's fixed pairs."""
     n = problem.n
-    matrix = problem.matrix(diagonal, multipliers)
+    matrix = problem.matrix(free, multipliers)
     least = scipy.linalg.eigh(
         problem.restrict(matrix), eigvals_only=True, check_finite=False, subset_by_index=[0, 0]
     )[0]
     epsilon = float(np.finfo(float).eps)
     norm = float(np.linalg.norm(matrix))
     eigenvalue_error = 64.0 * n * epsilon * norm + 1e-12 * norm
-    sum_error = 4.0 * epsilon * (float(np.abs(diagonal).sum() + np.abs(multipliers).sum()) + n)
-    value = float(diagonal.sum()) - float(multipliers.sum()) + n * float(least)
+    sum_error = 4.0 * epsilon * (float(np.abs(free).sum() + np.abs(multipliers).sum()) + n)
+    value = problem.offset(free) - float(multipliers.sum()) + n * float(least)
     return value - (n * eigenvalue_error + sum_error + 1e-9 * max(1.0, abs(value)))
 
 
@@ -257,63 +293,325 @@ def triangle_bound(
     ``work`` counts eigendecompositions (the only budget). ``target`` (the best cut known) ends
     the ascent once a round's certified bound reaches it: the cut is then proven optimal.
     ``log``, when given, receives one ``(round, width, smoothed value, certified value,
-    triangles)`` row per round.
+    triangles)`` row per round of the root. The bound is the one of
+    :func:`triangle_certificate`.
+    """
+    return triangle_certificate(weights, work, target, log)[0]
+
+
+def triangle_certificate(
+    weights: np.ndarray,
+    work: int,
+    target: int | None = None,
+    log: list[Any] | None = None,
+    branch: bool = True,
+) -> tuple[int, dict[str, Any] | None]:
+    """:func:`triangle_bound` and its certificate (``npgym.certificates.min_bisection``'s
+    ``"sdp"`` kind; ``None`` for a graph of fewer than 2 vertices): the bound is what the
+    certificate proves, computed in exact integer arithmetic.
+
+    With ``branch`` and a ``target``, the root's ascent gets :data:`ROOT_SHARE` of ``work``
+    (else all of it). Where it falls short of the target, a depth-first branch and bound
+    splits on vertex pairs (the
+    vertex of largest weighted degree against the one whose relation to it the primal matrix
+    leaves most open, weighted by its degree): both subtrees warm-start from their parent's
+    multipliers, each ascent with :data:`NODE_SHARE` of ``work``, and a subtree whose bound
+    reaches the target is a leaf. When the budget ends, an unexplored subtree is closed by its
+    parent's certificate, which holds there too.
     """
     weights = np.asarray(weights, dtype=np.int64)
     if weights.shape[0] < 2:
-        return 0
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _ascend(weights, work, target, log)
-
-
-def _ascend(weights: np.ndarray, work: int, target: int | None, log: list[Any] | None) -> int:
-    """:func:`triangle_bound`'s rounds, BLAS limited to one thread by the caller."""
+        return 0, None
     divisor = int(np.gcd.reduce(weights[np.triu_indices(weights.shape[0], 1)]))
-    if divisor == 0:
-        return 0
     problem = DualProblem(weights)
+    scale = certificate_scale(problem)
+    if divisor == 0:
+        return 0, zero_certificate(weights.shape[0])
+    with threadpool_limits(limits=1, user_api="blas"):
+        search = _Search(problem, divisor, scale, int(work), target if branch else None, log)
+        search.goal = target
+        tree = search.run()
+    bound = min(search.leaves)
+    return bound, {"kind": "sdp", "scale": scale, "tree": tree}
+
+
+ROOT_SHARE = 0.5
+"""Share of the work that the root's ascent may spend when a target is given."""
+NODE_SHARE = 0.05
+"""Share of the work that each branch-and-bound node's ascent may spend."""
+MAX_DEPTH = 24
+"""Deepest branching (the certificate grows by a dense factor per leaf)."""
+PAIR_CAP = 64.0
+"""Largest multiplier of a fixed pair, in units of C's largest entry: where a branch's fixings
+leave no bisection the dual is unbounded, and the cap keeps its certificate's numbers small
+(:data:`MAX_LEAF_MAGNITUDE`) while still proving far above any cut."""
+MAX_LEAF_MAGNITUDE = 1 << 57
+"""Largest sum of a leaf's scaled multipliers (the checker refuses past 2**58)."""
+
+
+def zero_certificate(n: int) -> dict[str, Any]:
+    """A certificate of the bound 0 (every cut is >= 0) on an ``n``-vertex graph: all duals 0."""
+    size = n + n % 2
+    return {"kind": "sdp", "scale": 1, "tree": [_zero_leaf(size)]}
+
+
+def _zero_leaf(size: int) -> list[Any]:
+    """A dual leaf with every number 0: it proves the bound 0."""
+    return ["dual", [0] * size, [], [], 0, [0] * (size * (size - 1) // 2)]
+
+
+def certificate_scale(problem: DualProblem) -> int:
+    """The certificate's denominator ``D``: a power of two that keeps ``D`` times the
+    Laplacian's entries below ``2**57 / N``, so the shifted matrix's entries stay below about
+    ``2**60 / N``, the factor's squares too, and the checker's product in int64. The rounding
+    costs about ``0.1 N^2 sqrt(L_max / D)`` before the norm bound's gain (0.01 units at
+    n = 52)."""
+    largest = max(int(np.rint(4.0 * np.abs(problem.cost).max())), 1)
+    return 1 << max(0, 57 - problem.n.bit_length() - largest.bit_length())
+
+
+def _norm_bound(residual: np.ndarray) -> int:
+    """The checker's ``rho`` (:mod:`npgym.certificates.min_bisection`), computed alike: the
+    least of the largest row sum of ``|R|`` and the root of the largest row sum of ``|R R|``."""
+    largest = int(np.abs(residual).max())
+    size = residual.shape[0]
+    if size * largest * largest >= 1 << 62:
+        return int(np.abs(residual).astype(object).sum(axis=1).max())
+    rows = int(np.abs(residual).sum(axis=1).max())
+    square = int(np.abs(residual @ residual).sum(axis=1, dtype=object).max())
+    return min(rows, math.isqrt(square - 1) + 1 if square else 0)
+
+
+class _Search:
+    """:func:`triangle_certificate`'s ascents and branch and bound, one work budget."""
+
+    def __init__(
+        self,
+        problem: DualProblem,
+        divisor: int,
+        scale: int,
+        work: int,
+        target: int | None,
+        log: list[Any] | None,
+    ) -> None:
+        self.root, self.divisor, self.scale = problem, divisor, scale
+        self.work, self.left, self.target, self.log = work, work, target, log
+        self.goal = target
+        """The bound that ends an ascent (the target, also where nothing branches)."""
+        self.leaves: list[int] = []
+        self.degrees = problem.cost.diagonal()
+
+    def run(self) -> list[Any]:
+        """The certificate's tree, flattened in pre-order."""
+        problem, n = self.root, self.root.n
+        point = np.diag(problem.cost).copy()  # y = diag(C), no triangles yet
+        scale = max(1.0, float(np.abs(problem.cost).max()))
+        budget = self.left if self.target is None else max(1, int(ROOT_SHARE * self.work))
+        width = SMOOTHING_START * scale
+        bound, leaf, point, width = self.ascend(problem, point, width, budget, self.log)
+        tree: list[Any] = []
+        self.expand(problem, point, width, bound, leaf or _zero_leaf(n), 0, tree)
+        return tree
+
+    def expand(
+        self,
+        problem: DualProblem,
+        point: np.ndarray,
+        width: float,
+        bound: int,
+        leaf: list[Any],
+        depth: int,
+        tree: list[Any],
+    ) -> None:
+        """Append the subtree of a node whose ascent ended at ``point`` proving ``bound``."""
+        target = self.target
+        if target is None or bound >= target or depth >= MAX_DEPTH or self.left <= 1:
+            tree.append(leaf)
+            self.leaves.append(bound)
+            return
+        pair = self.pick(problem, point, width)
+        if pair is None:
+            tree.append(leaf)
+            self.leaves.append(bound)
+            return
+        tree.append(["split", *pair])
+        budget = max(1, int(NODE_SHARE * self.work))
+        for relation in (1, -1):
+            child = problem.branch(pair, relation)
+            free = problem.free
+            start = np.concatenate([point[:free], [0.0], point[free:]])
+            if self.left <= 1:
+                tree.append(leaf)
+                self.leaves.append(bound)
+                continue
+            found, found_leaf, end, end_width = self.ascend(child, start, width, budget, None)
+            if found_leaf is None or found < bound:
+                found, found_leaf = bound, leaf  # the parent's certificate holds here too
+            self.expand(child, end, end_width, found, found_leaf, depth + 1, tree)
+
+    def pick(self, problem: DualProblem, point: np.ndarray, width: float) -> tuple[int, int] | None:
+        """The pair to split: the vertex of largest weighted degree against the one whose
+        relation to it is most open (``|X_rv|`` small), weighted by degree; ``None`` when every
+        pair with it is fixed."""
+        _, _, factor = problem.smoothed(point, width)
+        self.left -= 1
+        root = int(np.argmax(self.degrees))
+        openness = (1.0 - np.minimum(np.abs(factor @ factor[root]), 1.0)) * (self.degrees + 1.0)
+        openness[root] = -1.0
+        for i, j in problem.pairs.tolist():
+            if root in (i, j):
+                openness[i + j - root] = -1.0
+        vertex = int(np.argmax(openness))
+        if openness[vertex] < 0:
+            return None
+        return (min(root, vertex), max(root, vertex))
+
+    def ascend(
+        self,
+        problem: DualProblem,
+        point: np.ndarray,
+        width: float,
+        budget: int,
+        log: list[Any] | None,
+    ) -> tuple[int, list[Any] | None, np.ndarray, float]:
+        """Rounds of smoothed ascent and triangle separation from ``point`` within ``budget``
+        eigendecompositions (ending at the target): the best certified bound, its leaf (``None``
+        when no bound above 0), the last point and smoothing width."""
+        n, free, divisor = problem.n, problem.free, self.divisor
+        last_width = SMOOTHING_END * max(1.0, float(np.abs(problem.cost).max()))
+        left = min(budget, self.left)
+        start_left = left
+        cap = np.full(free - n, PAIR_CAP * max(1.0, float(np.abs(problem.cost).max())))
+        best, proven, leaf = -math.inf, 0, None
+        best_at: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        while left > 0:
+            count = point.size - free
+            evaluated = scipy.optimize.minimize(
+                lambda point, width=width: _negated(problem.smoothed(point, width)),
+                point,
+                jac=True,
+                method="L-BFGS-B",
+                bounds=scipy.optimize.Bounds(  # arrays: a list of pairs costs a conversion a call
+                    np.concatenate([np.full(n, -np.inf), -cap, np.zeros(count)]),
+                    np.concatenate([np.full(n, np.inf), cap, np.full(count, np.inf)]),
+                ),
+                options={
+                    "maxiter": STEPS_PER_ROUND,
+                    "maxfun": max(1, min(left, STEPS_PER_ROUND + 10)),
+                    "maxcor": 20,
+                    "ftol": 0,
+                    "gtol": 0,
+                },
+            )
+            left -= int(evaluated.nfev)
+            values, multipliers = evaluated.x[:free].copy(), np.maximum(evaluated.x[free:], 0.0)
+            point = np.concatenate([values, multipliers])
+            value = certified_value(problem, values, multipliers)
+            if value > best:
+                best, best_at = value, (problem.triangles, values, multipliers)
+                reached = self.goal is not None and _integer_bound(value, divisor) >= self.goal
+                if reached:  # the exact leaf confirms it (or the ascent goes on)
+                    proven, leaf = self.exact(problem, best_at, proven, leaf)
+                    best_at = None
+            if log is not None:
+                log.append((len(log) + 1, width, -float(evaluated.fun), best, count))
+            if left <= 1 or (self.goal is not None and proven >= self.goal):
+                break
+            _, _, factor = problem.smoothed(point, width)
+            left -= 1
+            active = multipliers > 0.0
+            kept, multipliers = problem.triangles[active], multipliers[active]
+            found_rows = most_violated(factor @ factor.T, int(TRIANGLES_PER_VERTEX * n))
+            new = found_rows[~np.isin(_row_keys(found_rows, n), _row_keys(kept, n))]
+            problem.triangles = np.vstack([kept, new])
+            point = np.concatenate([values, multipliers, np.zeros(len(new))])
+            width = max(width * DECAY, last_width)
+        self.left -= start_left - left
+        if best_at is not None:
+            proven, leaf = self.exact(problem, best_at, proven, leaf)
+        return proven, leaf, point, width
+
+    def exact(
+        self,
+        problem: DualProblem,
+        at: tuple[np.ndarray, np.ndarray, np.ndarray],
+        proven: int,
+        leaf: list[Any] | None,
+    ) -> tuple[int, list[Any] | None]:
+        """The better of ``(proven, leaf)`` and the exact leaf of the point ``at``
+        (triangles, free multipliers, triangle multipliers): an exact leaf costs an
+        eigendecomposition and a Cholesky factor, so only a point that may prove more gets one."""
+        triangles, values, multipliers = at
+        current = problem.triangles
+        problem.triangles = triangles
+        found, found_leaf = integer_leaf(problem, values, multipliers, self.divisor, self.scale)
+        problem.triangles = current
+        return (found, found_leaf) if found > proven else (proven, leaf)
+
+
+def integer_leaf(
+    problem: DualProblem,
+    free: np.ndarray,
+    multipliers: np.ndarray,
+    divisor: int,
+    scale: int,
+) -> tuple[int, list[Any] | None]:
+    """The dual point ``(y, u, z)`` as an exact certificate leaf (``["dual", ...]``, denominator
+    ``scale``) and the bound it proves (a multiple of ``divisor``, >= 0; ``None`` and 0 when the
+    shifted matrix has no Cholesky factor).
+
+    ``y``, ``u`` and ``z`` are scaled and rounded, the least eigenvalue on the vectors
+    orthogonal to all-ones lowered by a margin for the factor's rounding, and the rounded
+    Cholesky factor of the shifted matrix leaves a residual whose row sums the bound pays for.
+    """
     n = problem.n
-    scale = max(1.0, float(np.abs(problem.cost).max()))
-    left = int(work)
-    diagonal = np.diag(problem.cost).copy()
-    multipliers = np.zeros(0)
-    width, last_width = SMOOTHING_START * scale, SMOOTHING_END * scale
-    best = -math.inf
-    while left > 0:
-        count = multipliers.size
-        evaluated = scipy.optimize.minimize(
-            lambda point, width=width: _negated(problem.smoothed(point, width)),
-            np.concatenate([diagonal, multipliers]),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=scipy.optimize.Bounds(  # arrays: a list of pairs costs a conversion a call
-                np.concatenate([np.full(n, -np.inf), np.zeros(count)]), np.inf
-            ),
-            options={
-                "maxiter": STEPS_PER_ROUND,
-                "maxfun": max(1, min(left, STEPS_PER_ROUND + 10)),
-                "maxcor": 20,
-                "ftol": 0,
-                "gtol": 0,
-            },
+    largest = 4.0 * scale * max(float(np.abs(free).max()), float(multipliers.sum()))
+    if not largest < MAX_LEAF_MAGNITUDE:  # also NaN
+        return 0, None
+    laplacian = np.rint(4.0 * problem.cost).astype(np.int64)
+    y = np.rint(4.0 * scale * free[:n]).astype(np.int64)
+    u = np.rint(2.0 * scale * free[n:]).astype(np.int64)
+    z = np.rint(2.0 * scale * multipliers).astype(np.int64)
+    used = z > 0
+    rows, z = problem.triangles[used], z[used]
+    magnitude = scale * int(laplacian.max()) + int(np.abs(y).max()) + int(np.abs(u).sum())
+    if magnitude + int(z.sum()) > MAX_LEAF_MAGNITUDE:
+        return 0, None
+    matrix = scale * laplacian - np.diag(y)
+    for (i, j, k, sign), weight in zip(rows.tolist(), z.tolist(), strict=True):
+        for (a, b), s in zip(((i, j), (j, k), (i, k)), SIGNS[sign], strict=True):
+            matrix[a, b] -= int(s) * weight
+            matrix[b, a] -= int(s) * weight
+    for (i, j), weight in zip(problem.pairs.tolist(), u.tolist(), strict=True):
+        matrix[i, j] -= weight
+        matrix[j, i] -= weight
+    restricted = problem.restrict(matrix.astype(np.float64))
+    least = float(scipy.linalg.eigh(restricted, eigvals_only=True, subset_by_index=[0, 0])[0])
+    last = n - 1
+    margin = max(1.0, last * last * float(np.abs(matrix).max()) * 2.0**-48)
+    offset = int(y.sum()) - 2 * int(z.sum()) + 2 * int(u @ problem.relations.astype(np.int64))
+    for _ in range(8):
+        shift = math.floor(least - margin)
+        shifted = matrix - shift * np.eye(n, dtype=np.int64)
+        q = (
+            shifted[:last, :last]
+            - shifted[:last, last:]
+            - shifted[last, :last]
+            + shifted[last, last]
         )
-        left -= int(evaluated.nfev)
-        diagonal, multipliers = evaluated.x[:n].copy(), np.maximum(evaluated.x[n:], 0.0)
-        best = max(best, certified_value(problem, diagonal, multipliers))
-        if log is not None:
-            log.append((len(log) + 1, width, -float(evaluated.fun), best, count))
-        if left <= 1 or (target is not None and _integer_bound(best, divisor) >= target):
-            break
-        _, _, factor = problem.smoothed(np.concatenate([diagonal, multipliers]), width)
-        left -= 1
-        active = multipliers > 0.0
-        kept, multipliers = problem.triangles[active], multipliers[active]
-        found = most_violated(factor @ factor.T, int(TRIANGLES_PER_VERTEX * n))
-        new = found[~np.isin(_row_keys(found, n), _row_keys(kept, n))]
-        problem.triangles = np.vstack([kept, new])
-        multipliers = np.concatenate([multipliers, np.zeros(len(new))])
-        width = max(width * DECAY, last_width)
-    return _integer_bound(best, divisor)
+        try:
+            factor = np.rint(np.linalg.cholesky(q.astype(np.float64))).astype(np.int64)
+        except np.linalg.LinAlgError:
+            margin *= 16.0
+            continue
+        rho = _norm_bound(q - factor @ factor.T)
+        total = offset + shift * n - rho * last
+        leaf = -(-total // (4 * scale))
+        triangles = np.column_stack([rows, z]).ravel().tolist() if z.size else []
+        pairs = np.column_stack([problem.pairs, u]).ravel().tolist() if u.size else []
+        node = ["dual", y.tolist(), triangles, pairs, shift, factor[np.tril_indices(last)].tolist()]
+        return max(0, -(-leaf // divisor) * divisor), node
+    return 0, None
 
 
 def _row_keys(rows: np.ndarray, n: int) -> np.ndarray:

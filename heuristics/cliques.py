@@ -10,7 +10,9 @@ A maximum independent set of a graph is a maximum clique of its complement
   than the number of colours.
 - :func:`exact_clique`: branch and bound with greedy colouring bounds (MCQ, Tomita and Seki
   2003) within a work budget: the search state lives in arrays, so it runs in chunks of nodes and
-  looks at the wall-clock safety net in between; its result never depends on the chunking.
+  looks at the wall-clock safety net in between; its result never depends on the chunking. It
+  records its search tree as the certificate of its bound (:func:`coloring_classes` when the
+  root colouring suffices), in the formats of :mod:`npgym.certificates.max_clique`.
 
 Cliques are returned as sorted int64 arrays of vertex ids.
 """
@@ -18,6 +20,7 @@ Cliques are returned as sorted int64 arrays of vertex ids.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +36,16 @@ scans plus candidates times colours for their greedy colouring (a node near the 
 graph costs millions, one near a leaf a handful)."""
 HEURISTIC_WORK_PER_SECOND = 100_000_000
 """Heuristic work units (adjacency-matrix cells scanned) per nominal second of effort."""
+MAX_TREE_ENTRIES = 1_000_000
+"""Most entries (nodes) of a recorded search tree: its JSON stays under 6 MB (the checker reads
+8 MiB). A larger search gives up its tree and certifies only the root colouring's bound."""
+CHECK_MAX_STEPS = 30_000_000
+"""The checker's step limit for a ``search`` certificate (``npgym.certificates._cliques.
+MAX_STEPS``, which a test keeps equal). Checking the tree of a search that did ``work`` units
+on n vertices with a root colouring of k colours costs at most ``2 work + n k + n`` steps, so a
+search records its tree only while that stays within the limit (:func:`_tree_work_limit`)."""
+LEAF = -1
+"""The tree entry of a leaf (a node closed by the colouring of its candidates)."""
 
 
 def complement(adjacency: np.ndarray) -> np.ndarray:
@@ -275,6 +288,16 @@ def _root_coloring(adj: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     return vertices, colors, int(count)
 
 
+def coloring_classes(adjacency: np.ndarray) -> list[list[int]]:
+    """The colour classes of the greedy colouring in smallest-last order: a ``coloring``
+    certificate of :func:`color_bound` (for the complement graph: a clique cover)."""
+    adj = _as_matrix(adjacency)
+    if adj.shape[0] == 0:
+        return []
+    vertices, colors, count = _root_coloring(adj)
+    return [vertices[colors == color].tolist() for color in range(1, count + 1)]
+
+
 def color_bound(adjacency: np.ndarray) -> int:
     """Number of colours of a greedy colouring in smallest-last order: an upper bound on the
     clique number (for the complement graph: on the independence number)."""
@@ -294,6 +317,7 @@ def _branch(
     best: np.ndarray,
     counters: np.ndarray,
     work_limit: int,
+    tree: np.ndarray,
 ) -> bool:
     """Run the MCQ search from the state in the arrays until the work counter reaches
     ``work_limit``; True when the search space is exhausted (``best`` is then a maximum clique).
@@ -303,7 +327,11 @@ def _branch(
     (highest colour) to the first, ``level_next[d]`` being the next to try. A candidate with
     colour c cannot lead to a clique larger than d + c, which prunes it and all before it.
     ``counters`` holds the depth, the best size, the nodes explored and the work done so far
-    (both cumulative, so the result does not depend on how the search is cut into calls).
+    (both cumulative, so the result does not depend on how the search is cut into calls), then
+    the length of the tree recorded in ``tree`` (-1: not recording) and where its last level-0
+    branching starts. The tree is the search's in the ``search`` certificate format: a vertex
+    for each branching (take it, then leave it out), :data:`LEAF` where a level is pruned or a
+    vertex has no candidates left. The call returns early when ``tree`` is full.
     """
     n = adj.shape[0]
     depth, best_size = counters[0], counters[1]
@@ -312,11 +340,15 @@ def _branch(
     tail = np.empty(n, np.int64)
     following = np.empty(n, np.int64)
     nodes, work = 0, counters[3]
+    length, level_zero = counters[4], counters[5]
     exhausted = False
-    while work < work_limit:
+    while work < work_limit and (length < 0 or length + 2 <= tree.size):
         base = level_start[depth]
         index = level_next[depth]
         if index < 0 or depth + level_colors[base + index] <= best_size:
+            if length >= 0:
+                tree[length] = LEAF
+                length += 1
             if depth == 0:
                 level_next[0] = -1
                 exhausted = True
@@ -326,6 +358,11 @@ def _branch(
         vertex = level_vertices[base + index]
         level_next[depth] = index - 1
         path[depth] = vertex
+        if length >= 0:
+            if depth == 0:
+                level_zero = length
+            tree[length] = vertex
+            length += 1
         nodes += 1
         work += index + 1
         count = 0
@@ -335,6 +372,9 @@ def _branch(
                 candidates[count] = other
                 count += 1
         if count == 0:
+            if length >= 0:
+                tree[length] = LEAF
+                length += 1
             if depth + 1 > best_size:
                 best_size = depth + 1
                 best[:best_size] = path[:best_size]
@@ -351,7 +391,19 @@ def _branch(
     counters[0], counters[1] = depth, best_size
     counters[2] += nodes
     counters[3] = work
+    counters[4], counters[5] = length, level_zero
     return exhausted
+
+
+def _unexplored(level_colors: np.ndarray, level_next: np.ndarray, n: int) -> int:
+    """Colours of the level-0 candidates not yet done: every clique not yet seen lies in the
+    level-0 branch being explored or an earlier one, whose colours are no larger."""
+    return int(level_colors[min(level_next[0] + 1, n - 1)])
+
+
+def _tree_work_limit(n: int, colours: int) -> int:
+    """Most search work whose tree its checker accepts (see :data:`CHECK_MAX_STEPS`)."""
+    return (CHECK_MAX_STEPS - n * colours - n) // 2
 
 
 def exact_clique(
@@ -365,7 +417,13 @@ def exact_clique(
 
     ``incumbent`` (a clique, by default :func:`heuristic_clique`'s) prunes from the start and is
     returned when nothing larger exists. ``deadline`` is the wall-clock safety net.
-    ``work`` counts nodes.
+    ``work`` counts nodes. The ``certificate`` proves the bound: the root colouring
+    (``coloring``) when it meets the incumbent, else the search tree (``search``), cut before
+    the level-0 branch in progress, which its colour bounds, when the search stops early. A
+    search records its tree only up to :func:`_tree_work_limit` work or
+    :data:`MAX_TREE_ENTRIES` nodes, so that its checker accepts it; past that the tree is cut
+    there, and the bound is what the cut tree proves, finished or not (``stopped`` is
+    ``budget``).
     """
     adj = _as_matrix(adjacency)
     n = adj.shape[0]
@@ -376,7 +434,7 @@ def exact_clique(
         else np.asarray(incumbent, np.int64)
     )
     if n == 0:
-        return SolverResult(clique, 0, 0)
+        return SolverResult(clique, 0, 0, certificate={"kind": "coloring", "classes": []})
     work_budget = work_units(effort, WORK_PER_SECOND)
     root_vertices, root_colors, upper = _root_coloring(adj)
     levels = min(upper, n)  # level d follows d chosen vertices, so d < clique number <= upper
@@ -391,9 +449,13 @@ def exact_clique(
     path = np.empty(levels + 1, np.int64)
     best = np.empty(n, np.int64)
     best[: clique.size] = clique
-    counters = np.array([0, clique.size, 0, 0], dtype=np.int64)
+    tree = np.empty(min(1024, MAX_TREE_ENTRIES), np.int64)
+    tree_work = _tree_work_limit(n, upper)
+    counters = np.array([0, clique.size, 0, 0, 0 if tree_work > 0 else -1, 0], dtype=np.int64)
+    cut = (0, upper)  # where the tree stopped and the colours of what it left: all at first
     exhausted = clique.size >= upper
     while not exhausted and counters[3] < work_budget and not deadline.expired():
+        limit = min(int(counters[3]) + CHUNK_WORK, work_budget)
         exhausted = _branch(
             adj,
             level_vertices,
@@ -404,12 +466,36 @@ def exact_clique(
             path,
             best,
             counters,
-            min(int(counters[3]) + CHUNK_WORK, work_budget),
+            limit if counters[4] < 0 else min(limit, tree_work),
+            tree,
         )
+        if counters[4] < 0 or exhausted:  # a chunk ends on its work limit or a full tree, so
+            continue  # an exhausted search stayed under tree_work
+        if counters[3] >= tree_work or counters[4] + 2 > tree.size >= MAX_TREE_ENTRIES:
+            # the tree would cost its checker too much: keep it up to the level-0 branch in
+            # progress, which the colouring closes (as below), and record no more
+            cut = (int(counters[5]), _unexplored(level_colors, level_next, n))
+            counters[4] = -1
+        elif counters[4] + 2 > tree.size:
+            room = min(tree.size, MAX_TREE_ENTRIES - tree.size)
+            tree = np.concatenate([tree, np.empty(room, np.int64)])
     size = int(counters[1])
-    # Every clique not yet seen lies in the level-0 branch being explored or an earlier one,
-    # whose colours are no larger.
-    unexplored = int(level_colors[min(level_next[0] + 1, n - 1)])
-    bound = size if exhausted else max(size, unexplored)
+    if clique.size >= upper:
+        colouring = {"kind": "coloring", "classes": coloring_classes(adj)}
+        return SolverResult(np.sort(best[:size]), size, size, 0, "", certificate=colouring)
+    if exhausted and counters[4] >= 0:
+        bound, entries = size, tree[: counters[4]]
+    else:
+        if counters[4] >= 0:
+            cut = (int(counters[5]), _unexplored(level_colors, level_next, n))
+        bound, entries = max(size, cut[1]), np.append(tree[: cut[0]], LEAF)
+    certificate: dict[str, Any] = {
+        "kind": "search",
+        "bound": bound,
+        "order": root_vertices.tolist(),
+        "tree": entries.tolist(),
+    }
     stopped = "" if bound == size else "deadline" if deadline.fired else "budget"
-    return SolverResult(np.sort(best[:size]), size, bound, int(counters[2]), stopped)
+    return SolverResult(
+        np.sort(best[:size]), size, bound, int(counters[2]), stopped, certificate=certificate
+    )

@@ -12,13 +12,18 @@
   runs in chunks between which the wall-clock safety net is checked, so its result never depends
   on machine load. A clique certificate given in advance (a planted one) counts only after
   :func:`is_clique` confirms it; with an incumbent of that many colours it is the proof at once.
+  Every result carries the certificate of its bound (format: ``npgym.certificates.
+  graph_coloring``): the clique, or, when the search closed a gap, the tree of
+  :func:`_refutation`, the search rerun with its final colour limit (a subtree of the search's).
 
 Colourings are int64 arrays of colours ``0..k-1`` indexed by vertex.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +40,13 @@ SEARCH_CHUNK_NODES = 200_000
 """Colouring branch-and-bound nodes between two looks at the wall-clock safety net."""
 CERTIFIED_SOLVER = "checked clique certificate + planted colouring"
 """How :func:`exact_coloring` names a proof that a confirmed clique certificate gave at once."""
+TREE_STEP_LIMIT = 10_000_000
+"""Most steps of the proof tree :func:`_refutation` records (a colour tried for a branching
+vertex): the step limit of the checker of ``search`` certificates
+(``npgym.certificates.graph_coloring.MAX_STEPS``), so it accepts every tree recorded here."""
+TREE_BYTE_LIMIT = 8 * 1024 * 1024
+"""Largest ``search`` certificate, as compact JSON text: the most the checker reads
+(``npgym.certificates.MAX_CERTIFICATE_BYTES``)."""
 WORK_PER_SECOND = 200_000_000
 """Colouring branch-and-bound work per nominal second of effort, in nodes times vertices (a node
 scans every vertex for the most saturated one): 5 million nodes a second at 40 vertices."""
@@ -436,6 +448,64 @@ def _search(
     )
 
 
+@njit
+def _refutation(
+    indptr: np.ndarray, indices: np.ndarray, clique: np.ndarray, colours: int, step_limit: int
+) -> tuple[np.ndarray, bool]:
+    """The DSatur tree that proves no proper colouring with colours ``0..colours-1`` gives
+    ``clique[i]`` colour i, in pre-order (one branching vertex per node), and whether it was
+    complete within ``step_limit`` steps (a node costs one step per colour it may try).
+
+    The search of :func:`_search` with its colour limit fixed at ``colours - 1``: each node
+    colours the most saturated vertex with every colour below ``min(used + 1, colours)`` that
+    its neighbours lack, in increasing order (a new colour only as ``used``: unused colours are
+    interchangeable). A node whose vertex has no such colour is a leaf. Returns an empty tree and
+    False when the limit is reached or a colouring is found (then ``colours`` was enough).
+    """
+    n = indptr.shape[0] - 1
+    colors = np.full(n, -1, np.int64)
+    seen = np.zeros((n, n + 1), np.int64)
+    saturation = np.zeros(n, np.int64)
+    free_degree = indptr[1:] - indptr[:-1]
+    for color in range(clique.shape[0]):
+        _assign(indptr, indices, colors, seen, saturation, free_degree, clique[color], color)
+    vertex_at = np.zeros(n + 1, np.int64)
+    next_color = np.zeros(n + 1, np.int64)
+    used_at = np.zeros(n + 1, np.int64)
+    tree = np.empty(16, np.int64)
+    size, steps, depth, used, descend = 0, 0, 0, clique.shape[0], True
+    while True:
+        if descend:
+            vertex = _most_saturated(colors, saturation, free_degree)
+            steps += min(used + 1, colours)
+            if vertex < 0 or steps > step_limit:
+                return tree[:0].copy(), False
+            if size == tree.shape[0]:
+                tree = np.concatenate((tree, np.empty(size, np.int64)))
+            tree[size] = vertex
+            size += 1
+            vertex_at[depth], next_color[depth], used_at[depth] = vertex, 0, used
+        vertex = vertex_at[depth]
+        if colors[vertex] >= 0:
+            _unassign(indptr, indices, colors, seen, saturation, free_degree, vertex)
+            used = used_at[depth]
+        limit = min(used, colours - 1)
+        color = next_color[depth]
+        while color <= limit and seen[vertex, color] > 0:
+            color += 1
+        if color > limit:
+            depth -= 1
+            descend = False
+            if depth < 0:
+                return tree[:size].copy(), True
+            continue
+        next_color[depth] = color + 1
+        _assign(indptr, indices, colors, seen, saturation, free_degree, vertex, color)
+        used = max(used, color + 1)
+        depth += 1
+        descend = True
+
+
 def _checked(
     adjacency: np.ndarray, incumbent: np.ndarray | None, certificate: Sequence[int] | None
 ) -> tuple[np.ndarray | None, list[int]]:
@@ -457,7 +527,31 @@ def certified_coloring(
         return None
     count = len(clique)
     witness = np.array(canonical_coloring(incumbent), dtype=np.int64)
-    return SolverResult(witness, count, count, solver=CERTIFIED_SOLVER)
+    return SolverResult(
+        witness, count, count, solver=CERTIFIED_SOLVER, certificate=clique_certificate(clique)
+    )
+
+
+def clique_certificate(clique: Sequence[int]) -> dict[str, Any]:
+    """The ``clique`` certificate of the lower bound ``len(clique)`` (format:
+    ``npgym.certificates.graph_coloring``)."""
+    return {"kind": "clique", "clique": [int(vertex) for vertex in clique]}
+
+
+def search_certificate(
+    adjacency: np.ndarray, clique: Sequence[int], count: int
+) -> dict[str, Any] | None:
+    """The ``search`` certificate that no colouring has fewer than ``count`` colours, the tree of
+    :func:`_refutation` from ``clique`` (fewer than ``count`` vertices); ``None`` when the tree
+    is past :data:`TREE_STEP_LIMIT` or :data:`TREE_BYTE_LIMIT`, or a colouring with fewer
+    colours exists."""
+    indptr, indices = neighbour_lists(np.ascontiguousarray(adjacency, dtype=np.bool_))
+    fixed = np.array(clique, dtype=np.int64)
+    tree, complete = _refutation(indptr, indices, fixed, count - 1, TREE_STEP_LIMIT)
+    if not complete:
+        return None
+    proof = {"kind": "search", "bound": count, "clique": fixed.tolist(), "tree": tree.tolist()}
+    return proof if len(json.dumps(proof, separators=(",", ":"))) <= TREE_BYTE_LIMIT else None
 
 
 def quick_coloring(
@@ -466,23 +560,27 @@ def quick_coloring(
     certificate: Sequence[int] | None = None,
     tabucol_iterations: int = TABUCOL_ITERATIONS,
     clique_node_limit: int = CLIQUE_NODE_LIMIT,
-) -> tuple[SolverResult[np.ndarray] | None, np.ndarray, int]:
+) -> SolverResult[np.ndarray]:
     """The heuristic reference, never more work than :func:`exact_coloring` before its search.
 
-    Returns the certificate's proof when :func:`certified_coloring` gives one (and an empty
-    colouring), else ``None`` and :func:`heuristic_coloring`'s colouring and count, stopped at
-    the clique bound of :func:`max_clique`. Tabucol can never succeed below a clique's size, so
-    the colouring is the one :func:`heuristic_coloring` finds without the bound, minus the
+    Returns the certificate's proof when :func:`certified_coloring` gives one, else
+    :func:`heuristic_coloring`'s colouring and count, stopped at the clique bound of
+    :func:`max_clique` (or of the confirmed ``certificate``, if larger), with that bound and its
+    ``clique`` certificate (``solver`` empty). Tabucol can never succeed below a clique's size,
+    so the colouring is the one :func:`heuristic_coloring` finds without the bound, minus the
     search for a colouring that cannot exist (up to ``tabucol_iterations`` wasted moves).
     """
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     incumbent, known = _checked(adjacency, incumbent, certificate)
     shortcut = certified_coloring(adjacency, incumbent, known)
     if shortcut is not None:
-        return shortcut, np.empty(0, np.int64), 0
+        return shortcut
     clique, _ = max_clique(adjacency, clique_node_limit)
-    colors, count = heuristic_coloring(adjacency, max(len(clique), len(known)), tabucol_iterations)
-    return None, colors, count
+    clique = max(clique, known, key=len)
+    colors, count = heuristic_coloring(adjacency, len(clique), tabucol_iterations)
+    if not clique and adjacency.shape[0]:
+        clique = [0]  # a vertex, if the clique budget was 0
+    return SolverResult(colors, count, len(clique), certificate=clique_certificate(clique))
 
 
 def exact_coloring(
@@ -502,7 +600,10 @@ def exact_coloring(
     :func:`is_clique` confirms it does its size count as a lower bound, and an incumbent with that
     many colours is then optimal at once, with no search. Smaller ``tabucol_iterations`` or
     ``clique_node_limit`` weaken the bounds (tests use 0 to make the branch and bound do all the
-    work); the result stays exact. ``work`` counts nodes.
+    work); the result stays exact. ``work`` counts nodes. The ``certificate`` proves the bound:
+    the clique, or the search tree (:func:`search_certificate`); a proof whose tree is past
+    :data:`TREE_STEP_LIMIT` or :data:`TREE_BYTE_LIMIT` is reported unproven, with the clique
+    bound.
     """
     adjacency = np.ascontiguousarray(adjacency, dtype=np.bool_)
     n = adjacency.shape[0]
@@ -519,8 +620,9 @@ def exact_coloring(
     if incumbent is not None and color_count(incumbent) < count:
         colors = np.array(canonical_coloring(incumbent), dtype=np.int64)
         count = int(color_count(colors))
+    lower_clique = list(clique) if len(clique) == lower else [0]  # a vertex, if the budget was 0
     if count <= lower:
-        return SolverResult(colors, count, count)
+        return SolverResult(colors, count, count, certificate=clique_certificate(lower_clique))
     indptr, indices = neighbour_lists(adjacency)
     partial = np.full(n, -1, np.int64)
     seen = np.zeros((n, n + 1), np.int64)
@@ -552,10 +654,14 @@ def exact_coloring(
     count = int(status[_BEST])
     proven = bool(status[_FINISHED])
     stopped = "" if proven else "deadline" if deadline.fired else "budget"
+    proof = search_certificate(adjacency, clique, count) if proven and count > lower else None
+    if proof is None:
+        proven = proven and count == lower  # a search tree too big to certify: the clique bound
     return SolverResult(
         np.array(canonical_coloring(best), dtype=np.int64),
         count,
         count if proven else lower,
         nodes,
         stopped,
+        certificate=proof or clique_certificate(lower_clique),
     )

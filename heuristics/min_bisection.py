@@ -12,7 +12,8 @@ one. Its cut is the total weight of the edges whose ends lie on different sides.
   by Kernighan-Lin; kept only when it cuts strictly less than the bisection at hand, so a missing
   or failing pymetis leaves the result as it was (the ``source`` says so).
 - :func:`certified_bisection`: from :data:`BOUND_FIRST_VERTICES` vertices on, that cut proven
-  (or bounded) by :func:`npgym.heuristics.bisection_bound.triangle_bound`.
+  (or bounded) by :func:`npgym.heuristics.bisection_bound.triangle_certificate` (the root's
+  SDP + triangle dual bound, with its exact certificate).
 - :func:`branch_and_bound`: exact depth-first branch and bound over vertex sides (numba). The
   vertex of largest weighted degree is fixed to side 0 (the sides are interchangeable), and the
   heuristic's bisection is the starting incumbent. Each node branches on the unassigned vertex
@@ -21,8 +22,11 @@ one. Its cut is the total weight of the edges whose ends lie on different sides.
   vertices *with the right number on each side* (the capacity-aware independent relaxation:
   all "to side 1" costs, plus the smallest "to side 0" surcharges for the places left on side
   0). Edges between unassigned vertices are ignored, so the bound is valid. A node limit makes
-  the search deterministic; when it is hit the best bisection is returned with the least bound
-  of the unexplored subtrees.
+  the search deterministic. The search finds the witness; the proof is the certificate of
+  :func:`~npgym.heuristics.bisection_bound.triangle_certificate` with the search's cut as its
+  target (the SDP bound, branching on vertex pairs where the root falls short), which
+  :mod:`npgym.certificates.min_bisection` checks in integer arithmetic: a cut is proven only
+  when that certificate reaches it.
 """
 
 from __future__ import annotations
@@ -410,30 +414,37 @@ def branch_and_bound(
     node_limit: int = 10**8,
     bound_effort: float = 60.0,
 ) -> SolverResult[np.ndarray]:
-    """Prove the minimum bisection (or stop after ``node_limit`` nodes with a lower bound, the
-    better of the search's and the triangle bound's within ``bound_effort`` seconds).
+    """The least bisection the search finds within ``node_limit`` nodes, with the lower bound
+    that the triangle bound certifies within ``bound_effort`` seconds' budget (and its
+    certificate, :func:`~npgym.heuristics.bisection_bound.triangle_certificate`): proven
+    optimal when the two meet.
 
     ``incumbent`` (a side array, e.g. from :func:`heuristic_bisection`) seeds the search; a
     bisection is only replaced by a strictly better one, so the result is deterministic. The
     search is one compiled call bounded by its node limit alone (no wall-clock check inside).
-    ``work`` counts nodes.
+    Its own proof (or bound) is not the reference's: only a certified bound is, so the search
+    serves to find the witness. ``work`` counts nodes.
     """
     weights = np.ascontiguousarray(weights, dtype=np.int64)
     if incumbent is None:
         incumbent, _ = heuristic_bisection(weights)
     incumbent = np.asarray(incumbent, dtype=np.int64)
-    side, cut, lower, nodes = _search(
+    side, cut, _, nodes = _search(
         weights, incumbent, int(cut_weight(weights, incumbent)), int(node_limit)
     )
-    if lower < cut:
-        from npgym.heuristics.bisection_bound import triangle_bound  # scipy's solvers: on use
+    from npgym.heuristics.bisection_bound import triangle_certificate  # scipy: on use
 
-        lower = max(
-            int(lower), triangle_bound(weights, triangle_work(bound_effort, weights.shape[0]), cut)
-        )
-    stopped = "" if lower >= cut else "budget"
+    proven, certificate = triangle_certificate(
+        weights, triangle_work(bound_effort, weights.shape[0]), int(cut)
+    )
+    proven = min(proven, int(cut))
     return SolverResult(
-        canonical_side(side), int(cut), min(int(lower), int(cut)), int(nodes), stopped
+        canonical_side(side),
+        int(cut),
+        proven,
+        int(nodes),
+        "" if proven == cut else "budget",
+        certificate=certificate,
     )
 
 
@@ -449,14 +460,20 @@ def certified_bisection(
     """Multi-start Kernighan-Lin, METIS where it cuts less, then the triangle bound on that cut
     (ending as soon as it proves it): the result and its solver's name. ``work`` counts the
     bound's eigendecompositions budget."""
-    from npgym.heuristics.bisection_bound import triangle_bound  # scipy's solvers: on use
+    from npgym.heuristics.bisection_bound import triangle_certificate  # scipy: on use
 
     side, cut = heuristic_bisection(weights)
     side, cut, source = with_metis(weights, side, cut, KERNIGHAN_LIN)
     work = triangle_work(time_limit, weights.shape[0])
-    lower = min(triangle_bound(weights, work, cut), cut)
+    lower, certificate = triangle_certificate(weights, work, cut, branch=False)
+    lower = min(lower, cut)
     result = SolverResult(
-        canonical_side(side), int(cut), lower, work, "" if lower == cut else "budget"
+        canonical_side(side),
+        int(cut),
+        lower,
+        work,
+        "" if lower == cut else "budget",
+        certificate=certificate,
     )
     return result, f"{source}; bound: {TRIANGLE_BOUND}"
 

@@ -16,7 +16,7 @@ which is what a reward ratio computed against it needs. Every objective in npgym
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 Stop = Literal["", "budget", "deadline"]
 """Why a search ended without a proof: ``budget`` (its deterministic work allowance ran out: the
@@ -47,6 +47,9 @@ class SolverResult(Generic[WitnessT]):
     work: int = 0
     stopped: Stop = ""
     solver: str = ""
+    certificate: dict[str, Any] | None = None
+    """JSON-ready proof of ``bound`` that :mod:`npgym.certificates` checks on the instance alone
+    (``None`` where the solver has none)."""
 
     @property
     def proven_optimal(self) -> bool:

@@ -4,6 +4,10 @@ holds element e).
 - :func:`greedy_cover`: the classic greedy (most newly covered elements, lowest index on ties),
   then redundant subsets dropped, last chosen first.
 - :func:`lp_bound`: the LP relaxation's optimum, rounded up: a lower bound on the cover size.
+- :func:`certify`: the proof of a lower bound that :mod:`npgym.certificates.set_cover` checks:
+  the LP dual at the root, rounded to integer prices, and where its bound falls short of the
+  cover size a branch and bound of its own (an LP per node, branching on a subset in or out)
+  whose leaves carry their rounded duals. It proves the bound independently of HiGHS's word.
 - :func:`exact_cover`: the integer programme ``min sum x_j`` s.t. every element is covered,
   solved with HiGHS through ``scipy.optimize.milp`` (OR-Tools' bundled HiGHS clashes with
   ``highspy``) within a branch-and-bound node limit. HiGHS is deterministic, so the same instance
@@ -17,6 +21,8 @@ Covers are sorted int64 arrays of subset indices.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -103,8 +109,25 @@ def exact_cover(
 
     ``incumbent`` (a cover, e.g. from :func:`greedy_cover`) is returned when no smaller cover
     exists, so the witness does not depend on the solver when the greedy cover is optimal.
-    The subsets must cover the universe. ``work`` is the node limit given to HiGHS.
+    The subsets must cover the universe. ``work`` is the node limit given to HiGHS. The bound
+    is the one :func:`certify` proves (HiGHS's word is not taken for it), with its certificate.
     """
+    membership = np.asarray(membership, dtype=np.bool_)
+    root = _root_leaf(membership)
+    result = _search_cover(membership, effort, incumbent, deadline, root[0])
+    bound, certificate = certify(membership, result.objective, root=root)
+    return replace(result, bound=bound, certificate=certificate)
+
+
+def _search_cover(
+    membership: np.ndarray,
+    effort: float,
+    incumbent: np.ndarray | None,
+    deadline: Deadline | None,
+    lp_lower: int,
+) -> SolverResult[np.ndarray]:
+    """:func:`exact_cover`'s search: HiGHS's (or CP-SAT's) cover and the bound it claims;
+    ``lp_lower`` is the certified root LP bound (:func:`lp_bound`'s, rounded exactly)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import csr_matrix
 
@@ -114,7 +137,7 @@ def exact_cover(
         incumbent = greedy_cover(membership)
     best = np.asarray(incumbent, dtype=np.int64)
     count = membership.shape[0]
-    lower = max(size_bound(membership), lp_bound(membership, deadline))
+    lower = max(size_bound(membership), lp_lower)
     if lower >= best.size:
         return SolverResult(best, int(best.size), int(best.size))
     if np.count_nonzero(membership) > MIP_MAX_NONZEROS:
@@ -176,3 +199,112 @@ def _cp_sat_cover(
     bound = min(lower, int(best.size))
     stopped = "" if bound == best.size else "deadline" if deadline.expired() else "budget"
     return SolverResult(best, int(best.size), bound, work, stopped)
+
+
+PRICE_SCALE = 1_000_000
+"""Denominator of the rounded LP duals (prices) in a certificate; a leaf whose rounded prices
+overrun a subset states the larger sum as its scale instead."""
+CERTIFY_MAX_NODES = 1_000
+"""Most LPs (tree nodes) :func:`certify` solves; past it the leaves left open keep their own
+(too weak) bounds and the certificate proves less."""
+CERTIFIED_TREE_MAX_WORK = 10_000_000
+"""The checker's limit on ``leaves * (u + memberships)`` (:data:`npgym.certificates.set_cover.
+TREE_MAX_WORK`): a larger tree is given up for the root's dual."""
+
+
+def _prices_leaf(
+    membership: np.ndarray, taken: np.ndarray, out: np.ndarray
+) -> tuple[int | None, list[Any], np.ndarray | None]:
+    """The certified leaf at a node (subsets ``taken`` in, ``out`` left out): its bound
+    (``None`` when no cover is left there), its node and the LP's primal solution over all
+    subsets (``None`` when it needs none)."""
+    from scipy.optimize import linprog
+
+    uncovered = ~membership[taken].any(axis=0)
+    free = ~(taken | out)
+    reachable = membership[free].any(axis=0)
+    if (uncovered & ~reachable).any():
+        return None, ["empty", int(np.flatnonzero(uncovered & ~reachable)[0])], None
+    count, prices = int(taken.sum()), [0] * membership.shape[1]
+    if not uncovered.any():
+        return count, ["prices", 1, prices], np.zeros(membership.shape[0])
+    rows = np.flatnonzero(free)
+    sub = membership[np.ix_(rows, np.flatnonzero(uncovered))].astype(np.float64)
+    result = linprog(np.ones(rows.size), A_ub=-sub.T, b_ub=-np.ones(sub.shape[1]), bounds=(0, None))
+    if result.status != 0:
+        return count, ["prices", 1, prices], None  # a zero dual: the bound |T|
+    dual = np.floor(np.maximum(-result.ineqlin.marginals, 0.0) * PRICE_SCALE).astype(np.int64)
+    for element, price in zip(np.flatnonzero(uncovered).tolist(), dual.tolist(), strict=True):
+        prices[element] = price
+    scale = max(PRICE_SCALE, int((sub.astype(np.int64) @ dual).max()))
+    divisor = math.gcd(scale, *prices)
+    prices = [price // divisor for price in prices]
+    primal = np.zeros(membership.shape[0])
+    primal[rows] = result.x
+    return count - (-int(dual.sum()) // scale), ["prices", scale // divisor, prices], primal
+
+
+def size_certificate(membership: np.ndarray) -> dict[str, Any]:
+    """The certificate of :func:`size_bound`: every element priced 1, over the largest subset's
+    size (which no subset's prices exceed)."""
+    largest = int(membership.sum(axis=1).max())
+    return {"kind": "dual", "tree": [["prices", largest, [1] * membership.shape[1]]]}
+
+
+def _root_leaf(membership: np.ndarray) -> tuple[int, list[Any]]:
+    """The root's certified LP bound and its prices node (the subsets must cover)."""
+    m = membership.shape[0]
+    bound, leaf, _ = _prices_leaf(membership, np.zeros(m, np.bool_), np.zeros(m, np.bool_))
+    assert bound is not None  # the subsets cover the universe
+    return bound, leaf
+
+
+def certify(
+    membership: np.ndarray,
+    target: int,
+    max_nodes: int = CERTIFY_MAX_NODES,
+    root: tuple[int, list[Any]] | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """A certified lower bound on the cover size, at most ``target`` where it reaches it, and
+    its certificate (``"dual"``, :mod:`npgym.certificates.set_cover`).
+
+    The root LP dual, rounded; when its bound is below ``target``, a depth-first branch and
+    bound (the most fractional subset in, then out) down to leaves whose rounded duals reach
+    ``target`` or that no cover reaches, within ``max_nodes`` LPs. The subsets must cover the
+    universe; ``root`` is :func:`_root_leaf`'s result when the caller has it.
+    """
+    membership = np.asarray(membership, dtype=np.bool_)
+    m = membership.shape[0]
+    root_bound, root_node = _root_leaf(membership) if root is None else root
+    root_certificate = {"kind": "dual", "tree": [root_node]}
+    if root_bound >= target:
+        return root_bound, root_certificate
+    tree: list[list[Any]] = []
+    bounds: list[int] = []
+    stack = [(np.zeros(m, np.bool_), np.zeros(m, np.bool_))]
+    solved = 0
+    while stack:
+        taken, out = stack.pop()
+        leaf_bound, leaf, primal = _prices_leaf(membership, taken, out)
+        solved += 1
+        if leaf_bound is None or leaf_bound >= target or primal is None or solved > max_nodes:
+            tree.append(leaf)
+            bounds += [] if leaf_bound is None else [leaf_bound]
+            continue
+        fractional = np.abs(primal - np.round(primal))
+        fractional[taken | out] = -1.0
+        branch = int(np.argmax(fractional))
+        if fractional[branch] < 1e-9:  # an integral LP optimum below target: no proof here
+            tree.append(leaf)
+            bounds.append(leaf_bound)
+            continue
+        tree.append(["split", branch])
+        left_out, taken_in = out.copy(), taken.copy()
+        left_out[branch], taken_in[branch] = True, True
+        stack += [(taken, left_out), (taken_in, out)]
+    leaves = len(tree) - sum(node[0] == "split" for node in tree)
+    work = leaves * (membership.shape[1] + int(np.count_nonzero(membership)))
+    tree_bound = min(bounds, default=target)
+    if tree_bound <= root_bound or work > CERTIFIED_TREE_MAX_WORK:
+        return root_bound, root_certificate
+    return min(tree_bound, target), {"kind": "dual", "tree": tree}

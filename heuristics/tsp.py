@@ -11,11 +11,16 @@
 - :func:`certified_branch_and_cut`: above :data:`PUBLISHED_MAX_CITIES`, the subtour LP in one
   persistent ``highspy`` model (rows and priced columns added per round, warm-started), its
   bound recomputed by npgym from the duals in integers: the proof. Where the subtour LP has an
-  integrality gap, HiGHS's integer programme may still find a shorter tour and report it
-  optimal, but that report proves nothing here: the reference stays unproven, its bound npgym's
-  own, and ``solver`` says what HiGHS claimed.
+  integrality gap, :func:`_certified_tree` branches on the certified LP (edges fixed out, then
+  in, every leaf with its own duals or combinatorially infeasible); HiGHS's integer programme
+  may still find a shorter tour and report it optimal, but that report proves nothing here: the
+  reference stays unproven, its bound npgym's own, and ``solver`` says what HiGHS claimed.
+- :func:`certify_tour`: the same certified search below a given tour, which it never changes:
+  the proof of the published sizes' references (a ``subtour-dual`` certificate that
+  :mod:`npgym.certificates.tsp` checks, built by :func:`tree_certificate`).
 - :func:`branch_and_cut` (:func:`highs_branch_and_cut` up to the published sizes, unchanged so
-  that NP-Bench rebuilds byte for byte): exact integer programme with degree constraints and
+  that NP-Bench rebuilds byte for byte, then :func:`certify_tour` for the proof, HiGHS's word
+  being no proof): exact integer programme with degree constraints and
   subtour elimination cuts, separated on LP relaxations (connected components, then a global minimum
   cut) and then added lazily to the integer programme until its optimum is a single tour. Solved
   with HiGHS through ``scipy.optimize.milp`` (OR-Tools' bundled HiGHS clashes with ``highspy``),
@@ -29,6 +34,8 @@ Tours are permutations of ``0..n-1`` (int64 arrays) without the closing city.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -65,9 +72,14 @@ ILS_SOLVER = "iterated 2-opt+or-opt"
 BRANCH_AND_CUT_SOLVER = "branch-and-cut (HiGHS)"
 ONE_TREE_SOLVER = "Held-Karp 1-tree bound"
 CERTIFIED_SOLVER = "subtour cutting planes (HiGHS LP, npgym dual bound)"
+CERTIFIED_TREE_SOLVER = "branching on the certified LP"
 HIGHS_CLAIM = "HiGHS's integer programme calls it optimal (unproven: npgym's bound stands)"
 """Said by a reference that HiGHS's branch and bound calls optimal and npgym's dual bound does
 not prove: it stays unproven."""
+CERTIFICATE_MAX_BYTES = 6 * 1024 * 1024
+"""Largest certificate a certified search writes (its JSON text, estimated at 12 bytes a
+number), below the checker's 8 MiB: past it the tree stops growing and its open nodes keep
+their parents' bounds."""
 LP_MAX_CITIES = 600
 """Largest instance given to the LP relaxation (n (n - 1) / 2 columns); beyond it the 1-tree
 bound alone certifies the heuristic tour."""
@@ -787,7 +799,8 @@ class _CuttingPlaneLP:
     they are separated, each re-solve warm-started from the previous basis."""
 
     def __init__(self, dist: np.ndarray, incumbent: np.ndarray) -> None:
-        import highspy
+
+        from npgym.heuristics.highs import quiet_highs
 
         self.n = n = dist.shape[0]
         self.tail, self.head = np.triu_indices(n, 1)
@@ -797,8 +810,10 @@ class _CuttingPlaneLP:
         self.edge_index[self.head, self.tail] = np.arange(self.tail.size)
         self.lower = np.zeros(self.tail.size, np.int64)
         self.upper = np.ones(self.tail.size, np.int64)
-        self.highs = highspy.Highs()
-        self.highs.setOptionValue("output_flag", False)
+        self.dist = dist
+        self._fixed: list[int] = []
+        self._duals: tuple[np.ndarray, np.ndarray, int, int] = (self.lower, self.lower, 1, 0)
+        self.highs = quiet_highs()
         self.highs.setOptionValue("random_seed", 0)
         self.highs.setOptionValue("threads", 1)
         for _ in range(n):
@@ -884,7 +899,36 @@ class _CuttingPlaneLP:
             cut,
             reduced,
         )
+        self._duals = (degree, cut, scale, -(-int(total) // scale))
         return -(-int(total) // scale), reduced, int(total), scale
+
+    def leaf(self) -> Leaf:
+        """The duals of the last :meth:`certificate` as a certificate leaf, in the crossing form
+        ``x(delta(S)) >= 2`` at twice the scale: potentials ``2 y_v + sum_{S holds v} z_S`` and
+        multipliers ``-z_S`` give exactly the same bound (the ``S`` terms cancel)."""
+        degree, cut, scale, bound = self._duals
+        potentials = 2 * degree
+        pairs = []
+        for k in np.flatnonzero(cut).tolist():
+            potentials[self.cuts[k]] += cut[k]
+            pairs.append([k, -int(cut[k])])
+        return 2 * scale, potentials.tolist(), pairs, bound
+
+    def fix(self, fixings: list[tuple[int, int]]) -> None:
+        """Fix each ``(edge, value)`` (0 out, 1 in), freeing the edges fixed before; an edge
+        fixed in that is not yet a column becomes one."""
+        for edge in self._fixed:
+            self.lower[edge], self.upper[edge] = 0, 1
+            if self.column_of[edge] >= 0:
+                self.highs.changeColBounds(int(self.column_of[edge]), 0.0, 1.0)
+        for edge, value in fixings:
+            self.lower[edge] = self.upper[edge] = value
+            if self.column_of[edge] >= 0:
+                self.highs.changeColBounds(int(self.column_of[edge]), value, value)
+        missing = [edge for edge, value in fixings if value and self.column_of[edge] < 0]
+        if missing:
+            self.add_columns(np.array(missing, np.int64))
+        self._fixed = [edge for edge, _ in fixings]
 
 
 def _dual_scale(largest_cost: int, n: int, cuts: int) -> int:
@@ -895,34 +939,51 @@ def _dual_scale(largest_cost: int, n: int, cuts: int) -> int:
     return 1 << max(0, min(20, room))
 
 
-def _root_cutting_planes(
-    dist: np.ndarray, tour: np.ndarray, budget: int, deadline: Deadline
-) -> tuple[int, list[np.ndarray], int, np.ndarray]:
-    """Subtour cutting planes with pricing on a persistent LP; return npgym's certified lower
-    bound, the cuts found, the work spent (LP columns per solve plus ``n^2 / 10`` per minimum
-    cut) and, from the last duals, a matrix of the least length that a tour through each edge
-    can have (the bound plus the edge's reduced cost, certified the same way). Stops once the
-    bound reaches the tour's length or nothing is left to add."""
+Leaf = tuple[int, list[int], list[list[int]], int]
+"""A certified leaf: its scale, node potentials and ``[cut, multiplier]`` pairs, in the crossing
+form of :mod:`npgym.certificates.tsp` (``x(delta(S)) >= 2``), and the bound they prove."""
+
+
+@dataclass
+class _Node:
+    """What the cutting planes proved at a node: the certified bound and its ``leaf``, the last
+    LP solution ``x`` (None when the LP was not solved), and the last round's scaled reduced
+    costs with the scaled total and scale they come from."""
+
+    lower: int
+    leaf: Leaf | None
+    x: np.ndarray | None
+    reduced: np.ndarray
+    total: int
+    scale: int
+
+
+def _cutting_planes(
+    lp: _CuttingPlaneLP, length: int, budget: int, deadline: Deadline, work: int
+) -> tuple[_Node, int]:
+    """Subtour cutting planes with pricing on ``lp`` under its current edge bounds, until the
+    certified bound reaches ``length``, nothing is left to add or the work passes ``budget``;
+    return what was proven and the work (LP columns per solve plus ``n^2 / 10`` per minimum
+    cut), counted from ``work`` on."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    n = dist.shape[0]
-    length = int(tour_length(dist, tour))
-    lp = _CuttingPlaneLP(dist, tour)
-    lower, work = 0, 0
-    reduced, total, scale = np.zeros(lp.costs.size, np.int64), 0, 1
+    n = lp.n
+    node = _Node(-1, None, None, np.zeros(lp.costs.size, np.int64), 0, 1)
     while work < budget and not deadline.expired():
         x = lp.solve()
         work += len(lp.columns)
+        node.x = x
         if x is None:
             break
-        bound, reduced, total, scale = lp.certificate()
-        lower = max(lower, bound)
-        if lower >= length:
+        bound, node.reduced, node.total, node.scale = lp.certificate()
+        if bound > node.lower:
+            node.lower, node.leaf = bound, lp.leaf()
+        if node.lower >= length:
             break
-        priced = np.flatnonzero((reduced < 0) & (lp.column_of < 0))
+        priced = np.flatnonzero((node.reduced < 0) & (lp.column_of < 0))
         if priced.size:
-            lp.add_columns(priced[np.argsort(reduced[priced], kind="stable")[:n]])
+            lp.add_columns(priced[np.argsort(node.reduced[priced], kind="stable")[:n]])
             continue
         support = np.flatnonzero(x > 1e-6)
         graph = coo_matrix((x[support], (lp.tail[support], lp.head[support])), shape=(n, n))
@@ -936,10 +997,195 @@ def _root_cutting_planes(
             added = [value < 2 - 1e-6 and lp.add_cut(side)]
         if not any(added):
             break
+    node.lower = max(node.lower, 0)
+    return node, work
+
+
+def _root_cutting_planes(
+    dist: np.ndarray, tour: np.ndarray, budget: int, deadline: Deadline
+) -> tuple[int, _CuttingPlaneLP, _Node, int, np.ndarray]:
+    """The root of :func:`_cutting_planes` on a new persistent LP; return npgym's certified
+    lower bound, the LP (its cuts), the root's proof, the work spent and, from the last duals, a
+    matrix of the least length that a tour through each edge can have (the bound plus the edge's
+    reduced cost, certified the same way)."""
+    n = dist.shape[0]
+    length = int(tour_length(dist, tour))
+    lp = _CuttingPlaneLP(dist, tour)
+    root, work = _cutting_planes(lp, length, budget, deadline, 0)
     through = np.zeros((n, n), np.int64)
-    least = -(-(total + np.maximum(reduced, 0)) // scale)
+    least = -(-(root.total + np.maximum(root.reduced, 0)) // root.scale)
     through[lp.tail, lp.head] = through[lp.head, lp.tail] = least
-    return lower, lp.cuts, work, through
+    return root.lower, lp, root, work, through
+
+
+def _infeasible_fixings(n: int, fixings: list[tuple[int, int]], lp: _CuttingPlaneLP) -> bool:
+    """Whether no tour meets the edge fixings (edge, 0 or 1): a city with more than two edges
+    fixed in or fewer than two not fixed out, or fixed-in edges closing a short cycle (the
+    tests that :mod:`npgym.certificates.tsp` repeats for an ``infeasible`` leaf)."""
+    inside = [0] * n
+    out = [0] * n
+    parent = list(range(n))
+
+    def root(city: int) -> int:
+        while parent[city] != city:
+            city = parent[city]
+        return city
+
+    chosen = [edge for edge, value in fixings if value == 1]
+    for edge, value in fixings:
+        for city in (int(lp.tail[edge]), int(lp.head[edge])):
+            (inside if value else out)[city] += 1
+    if max(inside) > 2 or n - 1 - max(out) < 2:
+        return True
+    for edge in chosen:
+        a, b = root(int(lp.tail[edge])), root(int(lp.head[edge]))
+        if a == b:
+            return len(chosen) < n
+        parent[a] = b
+    return False
+
+
+def _branch_edge(x: np.ndarray) -> int:
+    """The most fractional edge of ``x`` (lowest index on ties), or -1 when ``x`` is integral."""
+    fractional = np.abs(x - np.rint(x))
+    edge = int(np.argmax(fractional))
+    return edge if fractional[edge] > 1e-6 else -1
+
+
+def _certified_tree(
+    lp: _CuttingPlaneLP,
+    root: _Node,
+    tour: np.ndarray,
+    budget: int,
+    deadline: Deadline,
+    work: int,
+) -> tuple[np.ndarray, int, list[Any], int]:
+    """Branch and bound on the certified subtour LP below a root whose bound does not reach the
+    tour: depth first, edge fixed out before in, every node's cutting planes in the same LP
+    (:func:`_cutting_planes`). A node whose certified bound reaches the best tour, or whose
+    fixings no tour meets, is a leaf; an integral LP optimum is a tour and, if shorter, the new
+    best. Once ``budget``, the deadline or :data:`CERTIFICATE_MAX_BYTES` runs out, each open
+    node becomes a leaf with its parent's duals (still a valid bound there). Return the best
+    tour, its length, the tree (pre-order: ``("split", u, v)``, ``("dual", leaf)``,
+    ``("infeasible",)``) and the work, counted from ``work`` on."""
+    n = lp.n
+    tour = np.asarray(tour, dtype=np.int64)
+    length = int(tour_length(lp.dist, tour))
+    tree: list[Any] = []
+    size = 0
+    open_nodes: list[tuple[list[tuple[int, int]], Leaf | None, _Node | None]] = [([], None, root)]
+    while open_nodes:
+        fixings, parent, solved = open_nodes.pop()
+        exhausted = work >= budget or deadline.expired() or size > CERTIFICATE_MAX_BYTES
+        if solved is None and exhausted and parent is not None:
+            tree.append(("dual", parent))
+            continue
+        if solved is None:
+            lp.fix(fixings)
+            if _infeasible_fixings(n, fixings, lp):
+                tree.append(("infeasible",))
+                continue
+            solved, work = _cutting_planes(lp, length, budget, deadline, work)
+        x = solved.x
+        edge = -1 if x is None or solved.lower >= length else _branch_edge(x)
+        if x is not None and edge < 0 and solved.lower < length:
+            found = _tour_of(lp, x)
+            if found is not None and int(tour_length(lp.dist, found)) < length:
+                tour, length = found, int(tour_length(lp.dist, found))
+        leaf = solved.leaf if solved.leaf is not None else parent
+        if leaf is None:
+            raise RuntimeError("the root LP proved nothing: no tree to build")
+        if edge < 0 or exhausted:
+            tree.append(("dual", leaf))
+            size += 12 * (n + 2 * len(leaf[2]))
+            continue
+        tree.append(("split", int(lp.tail[edge]), int(lp.head[edge])))
+        open_nodes.append(([*fixings, (edge, 1)], leaf, None))
+        open_nodes.append(([*fixings, (edge, 0)], leaf, None))
+    lp.fix([])
+    return tour, length, tree, work
+
+
+def _tour_of(lp: _CuttingPlaneLP, x: np.ndarray) -> np.ndarray | None:
+    """The tour that an integral ``x`` forms, or None when its edges are not one cycle."""
+    chosen = np.flatnonzero(x > 0.5)
+    if chosen.size != lp.n:
+        return None
+    neighbours: list[list[int]] = [[] for _ in range(lp.n)]
+    for edge in chosen.tolist():
+        neighbours[lp.tail[edge]].append(int(lp.head[edge]))
+        neighbours[lp.head[edge]].append(int(lp.tail[edge]))
+    if any(len(near) != 2 for near in neighbours):
+        return None
+    order, previous = [0], -1
+    while len(order) < lp.n:
+        near = neighbours[order[-1]]
+        step = near[0] if near[0] != previous else near[1]
+        if step == 0:
+            return None
+        previous = order[-1]
+        order.append(step)
+    return np.array(order, dtype=np.int64)
+
+
+def tree_certificate(cuts: list[np.ndarray], tree: list[Any]) -> dict[str, Any]:
+    """The ``subtour-dual`` certificate (:mod:`npgym.certificates.tsp`) of a tree from
+    :func:`_certified_tree`: the leaves' duals brought to one scale (their powers of two)."""
+    scale = max((node[1][0] for node in tree if node[0] == "dual"), default=1)
+    nodes: list[list[Any]] = []
+    for node in tree:
+        if node[0] == "dual":
+            factor = scale // node[1][0]
+            pi = [value * factor for value in node[1][1]]
+            nodes.append(["dual", pi, [[k, m * factor] for k, m in node[1][2]]])
+        else:
+            nodes.append(list(node))
+    members = [np.flatnonzero(mask).tolist() for mask in cuts]
+    return {"kind": "subtour-dual", "scale": scale, "cuts": members, "tree": nodes}
+
+
+class _Certifier:
+    """:func:`certify_tour` in two steps: the root LP below a first tour, then (:meth:`below`)
+    the tree below the tour that is finally published, reusing the root and its cuts."""
+
+    def __init__(
+        self, dist: np.ndarray, tour: np.ndarray, effort: float, deadline: Deadline | None = None
+    ) -> None:
+        self.deadline = deadline or Deadline.for_effort(effort)
+        self.budget = work_units(effort, LP_COLUMNS_PER_SECOND)
+        self.lower, self.lp, self.root, self.work, _ = _root_cutting_planes(
+            dist, tour, self.budget, self.deadline
+        )
+
+    def below(self, tour: np.ndarray) -> tuple[int, dict[str, Any] | None]:
+        """The certified bound and certificate for ``tour`` (no longer than the first tour, so
+        the root's cutting planes ran at least as far as it needs)."""
+        if self.root.leaf is None:
+            return 0, None
+        if self.lower >= int(tour_length(self.lp.dist, tour)):
+            return self.lower, tree_certificate(self.lp.cuts, [("dual", self.root.leaf)])
+        _, _, tree, self.work = _certified_tree(
+            self.lp, self.root, tour, self.budget, self.deadline, self.work
+        )
+        return _tree_bound(tree), tree_certificate(self.lp.cuts, tree)
+
+
+def certify_tour(
+    dist: np.ndarray, tour: np.ndarray, effort: float = 60.0
+) -> tuple[int, dict[str, Any] | None]:
+    """npgym's own certified lower bound on the optimum below ``tour`` and its certificate:
+    the subtour LP's duals (:func:`_root_cutting_planes`), and where they fall short of the
+    tour, :func:`_certified_tree` with ``effort`` nominal seconds of LP work. The tour is never
+    changed: a shorter one found on the way only lowers the bound. (0, None) for n < 3."""
+    dist = np.ascontiguousarray(dist, dtype=np.int64)
+    if dist.shape[0] < 3:
+        return 0, None
+    return _Certifier(dist, tour, effort).below(tour)
+
+
+def _tree_bound(tree: list[Any]) -> int:
+    """The bound a tree proves: the least bound of its dual leaves (their own computation)."""
+    return min(node[1][3] for node in tree if node[0] == "dual")
 
 
 def _rounded_bound(bound: float) -> int:
@@ -954,12 +1200,35 @@ def branch_and_cut(
     deadline: Deadline | None = None,
 ) -> SolverResult[np.ndarray]:
     """Prove the optimal tour within ``effort`` nominal seconds of work, or report the best tour
-    and a lower bound: :func:`certified_branch_and_cut` from :data:`PUBLISHED_MAX_CITIES` + 1 to
-    :data:`LP_MAX_CITIES` cities, else :func:`highs_branch_and_cut` (as NP-Bench was built)."""
+    and a lower bound, with its certificate: :func:`certified_branch_and_cut` from
+    :data:`PUBLISHED_MAX_CITIES` + 1 to :data:`LP_MAX_CITIES` cities, else the tour of
+    :func:`highs_branch_and_cut` (as NP-Bench was built) and the bound of :func:`certify_tour`
+    (none above :data:`LP_MAX_CITIES`: there the 1-tree bound has no certificate). When the
+    certified root LP already proves ``incumbent`` optimal, HiGHS's search, which would return
+    that same tour proven, is skipped."""
     n = np.shape(dist)[0]
     if PUBLISHED_MAX_CITIES < n <= LP_MAX_CITIES:
         return certified_branch_and_cut(dist, effort, incumbent, deadline)
-    return highs_branch_and_cut(dist, effort, incumbent, deadline)
+    if n > LP_MAX_CITIES:
+        return highs_branch_and_cut(dist, effort, incumbent, deadline)
+    dist = np.ascontiguousarray(dist, dtype=np.int64)
+    if incumbent is None:
+        incumbent, _ = heuristic_tour(dist, effort=effort)
+    tour = np.asarray(incumbent, dtype=np.int64)
+    length = int(tour_length(dist, tour))
+    certifier = _Certifier(dist, tour, effort, deadline)
+    if certifier.lower >= length:  # HiGHS would end here too, with this very tour proven
+        _, certificate = certifier.below(tour)
+        return SolverResult(
+            tour, length, length, certifier.work, "", BRANCH_AND_CUT_SOLVER, certificate
+        )
+    result = highs_branch_and_cut(dist, effort, tour, deadline)
+    bound, certificate = certifier.below(result.witness)
+    bound = min(bound, result.objective)
+    stopped = result.stopped
+    if bound < result.objective and not stopped:  # HiGHS's word is no proof: why ours fell short
+        stopped = "deadline" if certifier.deadline.expired() else "budget"
+    return replace(result, bound=bound, stopped=stopped, certificate=certificate)
 
 
 def certified_branch_and_cut(
@@ -972,12 +1241,14 @@ def certified_branch_and_cut(
 
     Subtour cutting planes on a persistent HiGHS LP (:func:`_root_cutting_planes`) give a lower
     bound that npgym recomputes from the LP's duals in integers (:func:`_dual_bound`), so it holds
-    whatever the LP solver returned. When it does not reach the tour, :func:`highs_branch_and_cut`
-    continues from those cuts with the rest of the budget, to find a shorter tour and, where the
-    subtour LP has an integrality gap (as on many Euclidean instances), to close it; HiGHS's claim
-    of optimality is not npgym's certificate, so the result stays unproven with npgym's bound and
-    ``solver`` ends in :data:`HIGHS_CLAIM`. ``incumbent`` defaults to :func:`improved_tour` from
-    nearest neighbour.
+    whatever the LP solver returned. When it does not reach the tour, a second iterated local
+    search guided by the reduced costs looks for a shorter one; then :func:`_certified_tree`
+    branches on the certified LP with half the remaining budget (:data:`CERTIFIED_TREE_SOLVER`),
+    the tree becoming the certificate. If that still leaves a gap, :func:`highs_branch_and_cut`
+    continues from the cuts with the rest, to find a shorter tour; HiGHS's claim of optimality
+    is not npgym's certificate, so the result stays unproven with npgym's bound and ``solver``
+    ends in :data:`HIGHS_CLAIM`. ``incumbent`` defaults to :func:`improved_tour` from nearest
+    neighbour. The result carries the ``subtour-dual`` certificate of its bound.
     """
     dist = np.ascontiguousarray(dist, dtype=np.int64)
     deadline = deadline or Deadline.for_effort(effort)
@@ -988,7 +1259,9 @@ def certified_branch_and_cut(
     if dist.shape[0] <= 3:
         return SolverResult(tour, length, length, 0, "", CERTIFIED_SOLVER)
     budget = work_units(effort, LP_COLUMNS_PER_SECOND)
-    certified, cuts, work, through = _root_cutting_planes(dist, tour, budget, deadline)
+    certified, lp, root, work, through = _root_cutting_planes(dist, tour, budget, deadline)
+    cuts = lp.cuts
+    certificate = None if root.leaf is None else tree_certificate(cuts, [("dual", root.leaf)])
     solver = CERTIFIED_SOLVER
     if certified < length:  # search again with the LP's candidates (LKH's alpha-nearness idea)
         guided, _ = improved_tour(dist, tour, effort, seed=1, closeness=through)
@@ -996,6 +1269,14 @@ def certified_branch_and_cut(
         if guided_length < length:
             tour, length = guided, guided_length
             solver = f"{CERTIFIED_SOLVER}; tour guided by its reduced costs"
+    if certified < length and root.leaf is not None:
+        share = work + (budget - work) // 2  # the rest stays for HiGHS's search of a tour
+        found, found_length, tree, work = _certified_tree(lp, root, tour, share, deadline, work)
+        certified, certificate = _tree_bound(tree), tree_certificate(cuts, tree)
+        solver = f"{solver}; {CERTIFIED_TREE_SOLVER}"
+        if found_length < length:
+            tour, length = found, found_length
+            solver = f"{CERTIFIED_SOLVER}; tour from {CERTIFIED_TREE_SOLVER}"
     if certified < length:
         tail, head = np.triu_indices(dist.shape[0], 1)
         allowed = through[tail, head] < length  # no shorter tour uses any other edge
@@ -1008,7 +1289,7 @@ def certified_branch_and_cut(
             solver = f"{solver}; {HIGHS_CLAIM}"
     bound = min(certified, length)
     stopped = "" if bound == length else "deadline" if deadline.expired() else "budget"
-    return SolverResult(tour, length, bound, work, stopped, solver)
+    return SolverResult(tour, length, bound, work, stopped, solver, certificate)
 
 
 def highs_branch_and_cut(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 from pydantic import ValidationError
@@ -19,6 +19,8 @@ from npgym.commands import (
     MAX_SAMPLES,
     MAX_VARIANTS,
     BuildOptions,
+    DimacsImportOptions,
+    DimacsTask,
     EvalOptions,
     ExportOptions,
     GenerateOptions,
@@ -27,16 +29,20 @@ from npgym.commands import (
     ScoreOptions,
     ServeOptions,
     ShowOptions,
+    VerifyCertificatesOptions,
     parse_options,
     run_build,
     run_eval,
     run_export,
     run_generate,
+    run_import_dimacs,
     run_import_np_engine,
+    run_import_tsplib,
     run_list,
     run_score,
     run_serve,
     run_show,
+    run_verify_certificates,
 )
 from npgym.config import MAX_DIFFICULTY, TIERS, validation_summary
 from npgym.datasets import BENCH_VERSION, MAX_TIME_LIMIT, DatasetError
@@ -288,6 +294,16 @@ def export_command(**values: Any) -> None:
     run_export(parse_options(ExportOptions, values))
 
 
+@main.command("verify-certificates", epilog=_docs("certificates.md"))
+@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+def verify_certificates_command(**values: Any) -> None:
+    """Check every reference of DATASET against its certificate, with npgym's independent
+    checker: a reference marked proven must be proven by its certificate, a stated bound backed
+    by one. DATASET is a built folder or an exported .jsonl / .parquet file (npgym export, any
+    format). Exits 1 naming the references that are not."""
+    run_verify_certificates(parse_options(VerifyCertificatesOptions, values))
+
+
 @main.command("show", epilog=_docs("structured.md"))
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("--answer", help="A completion or just the answer, e.g. '[0, 2, 1, 0]'.")
@@ -317,6 +333,37 @@ def import_group() -> None:
 def import_np_engine(**values: Any) -> None:
     """Read NP-ENGINE question FILES, certify references, write an npgym dataset folder."""
     run_import_np_engine(parse_options(ImportOptions, values))
+
+
+@import_group.command("tsplib", epilog=_docs("instance-files.md"))
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option("-o", "--output", type=_Output(folder=True), required=True)
+@click.option("--time-limit", type=_TIME_LIMIT, help="Seconds per exact proof.")
+def import_tsplib(**values: Any) -> None:
+    """Read TSPLIB .tsp FILES (TYPE: TSP) as TSP instances, certify references, write an npgym
+    dataset folder. A NAME.opt.tour given (or beside NAME.tsp) is checked against the
+    reference."""
+    run_import_tsplib(parse_options(ImportOptions, values))
+
+
+@import_group.command("dimacs", epilog=_docs("instance-files.md"))
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--task",
+    type=click.Choice(get_args(DimacsTask)),
+    required=True,
+    help="The task the graphs become.",
+)
+@click.option("-o", "--output", type=_Output(folder=True), required=True)
+@click.option("--time-limit", type=_TIME_LIMIT, help="Seconds per exact proof.")
+def import_dimacs(**values: Any) -> None:
+    """Read DIMACS graph FILES (.col, .clq: 'p edge N M', 'e U V') as instances of --task,
+    certify references, write an npgym dataset folder."""
+    run_import_dimacs(parse_options(DimacsImportOptions, values))
 
 
 @main.command("eval", epilog=_docs("evaluate.md"))

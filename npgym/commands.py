@@ -159,6 +159,12 @@ class ExportOptions(Options):
     no_verify: bool = False
 
 
+class VerifyCertificatesOptions(Options):
+    """``npgym verify-certificates``: a built dataset's certificates, checked independently."""
+
+    dataset: Path
+
+
 class ShowOptions(Options):
     """``npgym show``: an instance and an answer (or its reference) drawn as a PNG."""
 
@@ -170,11 +176,22 @@ class ShowOptions(Options):
 
 
 class ImportOptions(Options):
-    """``npgym import np-engine``: published NP-ENGINE questions, with certified references."""
+    """``npgym import np-engine`` and ``npgym import tsplib``: published instance files, with
+    certified references."""
 
     files: tuple[Path, ...] = Field(min_length=1)
     output: OutputPath
     time_limit: TimeLimit | None = None
+
+
+DimacsTask = Literal["MaxClique", "MaxIndependentSet", "GraphColoring"]
+"""The tasks a DIMACS graph file can be imported as."""
+
+
+class DimacsImportOptions(ImportOptions):
+    """``npgym import dimacs``: DIMACS graphs as instances of ``task``."""
+
+    task: DimacsTask
 
 
 class EvalOptions(Options):
@@ -442,15 +459,17 @@ def run_export(options: ExportOptions) -> None:
     """Export a built dataset as one file (checked against its manifest first, unless
     ``no_verify``); never over one of the dataset's own files."""
     from npgym.npbench.build import dataset_files, read_dataset, verify_dataset
+    from npgym.npbench.certificates import read_certificates, with_certificates
     from npgym.npbench.export import export_rows
 
     dataset, output = options.dataset, options.output
     output_target(output)
     refuse_overwriting(output, dataset_files(dataset), "the dataset's own")
-    rows = (
+    rows = with_certificates(
         read_dataset(dataset, verify=False)
         if options.no_verify
-        else verify_dataset(dataset, progress=True)
+        else verify_dataset(dataset, progress=True),
+        read_certificates(dataset),
     )
     written = export_rows(
         rows,
@@ -485,6 +504,27 @@ def run_import_np_engine(options: ImportOptions) -> None:
     check_output_folder(options.output)
     summary = import_np_engine_files(
         options.files, options.output, time_limit=options.time_limit, progress=True
+    )
+    _say(summary)
+
+
+def run_import_tsplib(options: ImportOptions) -> None:
+    """Read TSPLIB ``.tsp`` files (and ``.opt.tour`` files, checked against the references),
+    certify references, write an npgym dataset folder."""
+    from npgym.npbench.tsplib import import_tsplib_files
+
+    check_output_folder(options.output)
+    _say(import_tsplib_files(options.files, options.output, options.time_limit, progress=True))
+
+
+def run_import_dimacs(options: DimacsImportOptions) -> None:
+    """Read DIMACS graph files as ``options.task`` instances, certify references, write an
+    npgym dataset folder."""
+    from npgym.npbench.dimacs import import_dimacs_files
+
+    check_output_folder(options.output)
+    summary = import_dimacs_files(
+        options.files, options.task, options.output, options.time_limit, progress=True
     )
     _say(summary)
 
@@ -605,6 +645,7 @@ def _certify(
         checks.append(f"{len(regenerated)} instances regenerated from the recorded spec")
     provenance = certify.provenance(rows)
     checks.append(f"compared with the NP-Bench digests: {provenance.label}")
+    checks.append(check_certificates(dataset, rows))
     if deep:
         time_limit = (load_manifest(dataset).get("spec") or {}).get("time_limit")
         proven = certify.prove_again(rows, time_limit=time_limit, progress=True)
@@ -612,6 +653,48 @@ def _certify(
     elif not regenerated:
         checks.append("no seeds to regenerate from: pass --deep to solve the references again")
     return "; ".join(checks), provenance, {*regenerated, *provenance.official_ids}
+
+
+def check_certificates(dataset: Path, rows: list[Any]) -> str:
+    """Check every row's proof claims against the folder's certificates
+    (:mod:`npgym.npbench.certificates`); raise naming the rows whose claims are not backed,
+    else say what was checked."""
+    from npgym.npbench.certificates import check_folder
+
+    report = check_folder(dataset, rows)
+    report.raise_if_refused()
+    return report.summary()
+
+
+def run_verify_certificates(options: VerifyCertificatesOptions) -> None:
+    """Check every reference's certificate with the independent checker: a dataset folder's
+    (after its manifest) or an exported file's (``certificate`` column); print what each task
+    came to, and fail on any refusal."""
+    from npgym.npbench.build import verify_dataset
+    from npgym.npbench.certificates import check_folder, check_rows, exported_rows
+
+    source = options.dataset
+    if source.is_dir():
+        rows: list[Any] = verify_dataset(source)
+        report = check_folder(source, rows)
+    else:
+        rows = exported_rows(source)
+        report = check_rows(rows)
+    task_of = {str(row.get("id")): str(row.get("task")) for row in rows}
+    refused: dict[str, int] = {}
+    for identifier in report.refused:
+        refused[task_of[identifier]] = refused.get(task_of[identifier], 0) + 1
+    print("| task | certified | refused | nothing claimed | no checker |")
+    print("|---|---|---|---|---|")
+    for task in sorted(set(task_of.values())):
+        print(
+            f"| {task} | {report.certified.get(task, 0)} | {refused.get(task, 0)} | "
+            f"{report.unclaimed.get(task, 0)} | {report.uncheckable.get(task, 0)} |"
+        )
+    for identifier, reason in list(report.refused.items())[:20]:
+        _say(f"refused {identifier}: {reason}")
+    _say(f"{report.summary()} in {report.seconds:.2f} s")
+    report.raise_if_refused()
 
 
 def run_serve(options: ServeOptions) -> None:

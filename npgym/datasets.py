@@ -222,12 +222,14 @@ class WorkItem:
 
 @dataclass(frozen=True)
 class ItemResult:
-    """A made row with its instance's fingerprint and how long generation and reference took."""
+    """A made row with its instance's fingerprint, how long generation and reference took, and
+    its reference's certificate (kept beside the rows: :mod:`npgym.npbench.certificates`)."""
 
     record: Row
     fingerprint: str
     generation_seconds: float
     reference_seconds: float
+    certificate: dict[str, Any] | None = None
 
 
 def tier_counts(n: int, mix: Mapping[str, float]) -> list[tuple[str, int]]:
@@ -429,6 +431,7 @@ def build_item(
         instance.fingerprint(),
         generated - started,
         finished - generated,
+        None if solved is None else solved.certificate,
     )
 
 

@@ -71,6 +71,8 @@ JOURNAL = ".journal"
 """A dataset folder's build journal (resumes an interrupted build)."""
 LOCK = ".lock"
 """A dataset folder's build lock: held while a build writes there."""
+CERTIFICATES = "certificates.jsonl"
+"""A dataset folder's certificates, beside its rows (:mod:`npgym.npbench.certificates`)."""
 TASK_FILE_SUFFIX = ".jsonl"
 """A dataset's task files are ``<Task>.jsonl`` beside its manifest."""
 

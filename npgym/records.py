@@ -71,7 +71,7 @@ def make_record(record_id: str, task: Task, instance: Instance, reference: Refer
     }
     if reference is not None:
         row |= {
-            "reference": reference.model_dump_json(),
+            "reference": reference.row_json(),
             "reference_objective": reference.objective,
             "proven_optimal": reference.proven_optimal,
             "reference_method": reference.method,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+import npgym.certificates as certificates
 from npgym.heuristics.result import SolverResult, relative_gap
 
 Objective = int | float
@@ -72,7 +75,10 @@ class Reference(BaseModel):
     instance without a solution). ``solution`` is a witness in the task's answer shape that the
     verifier accepts. ``solver`` names the method; it ends in :data:`DEADLINE_NOTE` when the
     wall-clock safety net, not the deterministic work budget, stopped the search (then, and only
-    then, the reference may differ on a faster machine).
+    then, the reference may differ on a faster machine). ``certificate`` is the proof of
+    ``bound`` that :mod:`npgym.certificates` checks from the instance alone, in exact arithmetic
+    (docs/certificates.md); rows keep it out of their ``reference`` field
+    (:meth:`row_json`) and datasets carry it beside them.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -84,6 +90,7 @@ class Reference(BaseModel):
     solver: str = ""
     bound: Objective | None = None
     gap: float | None = None
+    certificate: dict[str, Any] | None = None
 
     @classmethod
     def from_result(
@@ -100,13 +107,21 @@ class Reference(BaseModel):
             solver=solver + (DEADLINE_NOTE if result.stopped == "deadline" else ""),
             bound=result.bound,
             gap=result.gap,
+            certificate=result.certificate,
         )
 
     @classmethod
     def bounded(
-        cls, objective: int, solution: Any, bound: int, solver: str, method: str = "exact"
+        cls,
+        objective: int,
+        solution: Any,
+        bound: int,
+        solver: str,
+        method: str = "exact",
+        certificate: dict[str, Any] | None = None,
     ) -> Reference:
-        """A reference with a known bound: proven (with ``method``) when the bound meets it."""
+        """A reference with a known bound (and its ``certificate``): proven (with ``method``)
+        when the bound meets it."""
         proven = bound == objective
         return cls(
             objective=objective,
@@ -116,7 +131,14 @@ class Reference(BaseModel):
             solver=solver,
             bound=bound,
             gap=relative_gap(objective, bound),
+            certificate=certificate,
         )
+
+    def row_json(self) -> str:
+        """The reference as a row's ``reference`` field stores it: everything but the
+        certificate, which travels beside the rows (so NP-Bench's published rows keep their
+        bytes; docs/certificates.md)."""
+        return self.model_dump_json(exclude={"certificate"})
 
 
 @dataclass(frozen=True, init=False)
@@ -229,3 +251,67 @@ def _shown(value: object, limit: int = 60) -> str:
     """``repr(value)``, cut to ``limit`` characters (a hostile value may be huge)."""
     shown = repr(value) if not isinstance(value, int) or value.bit_length() < 256 else "a huge int"
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+class UncertifiedReferenceWarning(RuntimeWarning):
+    """A solver's claim that its certificate does not back: the reference was downgraded."""
+
+
+def certified(task: str, instance_json: str, reference: Reference) -> Reference:
+    """``reference`` when its certificate backs what it claims (:func:`npgym.certificates.
+    check_claim`), else the reference downgraded to what is proven, with a warning.
+
+    The proof gate of :meth:`npgym.task.Task.reference`: a solver's word never reaches
+    ``proven_optimal`` (or a stated bound) unless the independent checker agrees. A downgraded
+    reference keeps its solution and objective, is ``method="heuristic"`` and keeps the bound
+    its certificate proves (none when the certificate proves nothing). A task without a checker
+    (a plug-in) keeps its solver's word.
+    """
+    if not certificates.has_checker(task) or (
+        reference.bound is None and not reference.proven_optimal
+    ):
+        return reference
+    instance = json.loads(instance_json)
+    try:
+        certificates.check_claim(
+            task,
+            instance,
+            objective=_integral(reference.objective),
+            solution=reference.solution,
+            proven_optimal=reference.proven_optimal,
+            bound=_integral(reference.bound),
+            certificate=reference.certificate,
+        )
+        return reference
+    except certificates.CertificateError as error:
+        reason = str(error)
+    bound, certificate = None, None
+    if reference.certificate is not None:
+        try:
+            checked = certificates.check(task, instance, reference.solution, reference.certificate)
+            bound, certificate = checked.bound, reference.certificate
+        except certificates.CertificateError:
+            pass
+    warnings.warn(
+        f"{task}: the reference's certificate does not check ({reason}); it is reported "
+        "unproven" + ("" if bound is None else f" with the certified bound {bound}"),
+        UncertifiedReferenceWarning,
+        stacklevel=2,
+    )
+    objective = reference.objective
+    return reference.model_copy(
+        update={
+            "proven_optimal": False,
+            "method": "heuristic",
+            "bound": bound,
+            "gap": None if bound is None or objective is None else relative_gap(objective, bound),
+            "certificate": certificate,
+        }
+    )
+
+
+def _integral(value: Objective | None) -> int | None:
+    """An objective or bound as the checker compares it (integral floats as ``int``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value  # type: ignore[return-value]

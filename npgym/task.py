@@ -36,6 +36,7 @@ from npgym.results import (
     Reference,
     Score,
     Verdict,
+    certified,
     reference_key,
 )
 from npgym.reward import Sense, optimality_ratio
@@ -297,7 +298,8 @@ class Task(ABC, Generic[InstanceT, ConfigT]):
         return instance.cached(key, self._solve, instance, exact, limit)
 
     def _solve(self, instance: InstanceT, exact: bool, time_limit: float) -> Reference:
-        return self.solve(instance, exact=exact, time_limit=time_limit)
+        reference = self.solve(instance, exact=exact, time_limit=time_limit)
+        return certified(self.name, instance.to_json(), reference)
 
     @abstractmethod
     def solve(self, instance: InstanceT, *, exact: bool, time_limit: float) -> Reference:

@@ -103,7 +103,7 @@ def test_each_command_only_parses_its_options_and_calls_one_function() -> None:
         if isinstance(node, ast.FunctionDef)
         and any("command" in ast.unparse(decorator) for decorator in node.decorator_list)
     ]
-    assert len(commands) == 9
+    assert len(commands) == 12
     for function in commands:
         body = function.body[1:] if ast.get_docstring(function) else function.body
         assert len(body) == 1 and isinstance(body[0], ast.Expr), function.name
@@ -180,6 +180,9 @@ def test_each_command_s_parameters_are_its_options_model_s_fields() -> None:
         "export": commands.ExportOptions,
         "show": commands.ShowOptions,
         "import np-engine": commands.ImportOptions,
+        "import tsplib": commands.ImportOptions,
+        "import dimacs": commands.DimacsImportOptions,
+        "verify-certificates": commands.VerifyCertificatesOptions,
         "eval": commands.EvalOptions,
         "serve": commands.ServeOptions,
     }

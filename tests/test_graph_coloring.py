@@ -13,6 +13,7 @@ from ortools.sat.python import cp_model
 import npgym
 from npgym.heuristics import graph_coloring as solvers
 from npgym.tasks.graph_coloring import GraphColoringConfig, GraphColoringInstance, generator
+from npgym.tasks.graph_coloring import task as task_module
 from npgym.tasks.graph_coloring.verifier import check_coloring, check_coloring_python
 from npgym.variants import variant
 from tests import helpers
@@ -473,10 +474,10 @@ def test_quick_coloring_is_the_heuristic_without_its_futile_last_run(seed: int, 
     # Tabucol never succeeds below a clique's size, so stopping at the clique bound changes
     # nothing but the work: the heuristic reference keeps its bytes.
     adjacency = random_adjacency(np.random.default_rng(seed), n)
-    shortcut, colors, count = solvers.quick_coloring(adjacency)
+    quick = solvers.quick_coloring(adjacency)
     expected_colors, expected_count = solvers.heuristic_coloring(adjacency)
-    assert shortcut is None and count == expected_count
-    assert colors.tolist() == expected_colors.tolist()
+    assert quick.solver == "" and quick.objective == expected_count
+    assert quick.witness.tolist() == expected_colors.tolist()
 
 
 @pytest.mark.parametrize("difficulty", [1.0, 1.5, 2.0])
@@ -493,6 +494,10 @@ def test_a_certified_instance_gets_its_proof_without_exact(difficulty: float) ->
 def test_a_false_certificate_is_ignored_by_the_heuristic_reference() -> None:
     instance = TASK.generate(0, difficulty=1.5)
     assert instance.planted_clique is not None
-    fake = instance.model_copy(update={"planted_clique": list(range(instance.n))})
+    fake = instance.model_copy(update={"planted_clique": tuple(range(instance.n))})
     quick = TASK.reference(fake, exact=False)
-    assert quick.method == "heuristic" and not quick.proven_optimal
+    # Not the planted proof: the clique bound the heuristic states is one it found itself.
+    assert quick.solver == task_module.HEURISTIC and quick.certificate is not None
+    assert quick.certificate["kind"] == "clique"
+    assert quick.bound == len(quick.certificate["clique"]) < instance.n
+    assert solvers.is_clique(instance.adjacency, quick.certificate["clique"])

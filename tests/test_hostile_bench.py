@@ -216,7 +216,9 @@ def _as_import(folder: Path) -> None:
 
 def _easy_swap(folder: Path) -> None:
     """Every instance swapped for an easy one labelled ``benchmark`` (instance and row), with
-    exact references, consistent columns and no spec: a folder that claims to be hard."""
+    exact references and their certificates, consistent columns and no spec: a folder that
+    claims to be hard."""
+    certificates = []
     for task_name in ("TSP", "Knapsack", "SetCover"):
         task = npgym.get_task(task_name)
         rows = []
@@ -225,8 +227,12 @@ def _easy_swap(folder: Path) -> None:
             disguised = task.from_json(
                 json.dumps(json.loads(easy.to_json()) | {"tier": "benchmark", "difficulty": 0.8})
             )
-            rows.append(make_record(old["id"], task, disguised, task.reference(disguised)))
+            reference = task.reference(disguised)
+            rows.append(make_record(old["id"], task, disguised, reference))
+            certificates.append({"id": old["id"], "certificate": reference.certificate})
         _write(folder, task_name, [dict(row) for row in rows])
+    lines = "".join(json.dumps(line) + "\n" for line in certificates)
+    (folder / "certificates.jsonl").write_text(lines)
     _as_import(folder)
 
 
@@ -631,7 +637,7 @@ def test_export_refuses_a_leaked_prompt_even_unverified(copy: Path, tmp_path: Pa
 def test_reference_objects_round_trip_as_the_build_wrote_them(built: Path) -> None:
     """The canonical-column check relies on this: a reference's JSON is its model's dump."""
     for row in verify_dataset(built):
-        assert Reference.model_validate_json(row["reference"]).model_dump_json() == row["reference"]
+        assert Reference.model_validate_json(row["reference"]).row_json() == row["reference"]
 
 
 @pytest.mark.usefixtures("fixture_is_official")

@@ -95,6 +95,7 @@ def test_mypy_checks_the_solvers_as_strictly_as_the_library() -> None:
 
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("certificates", ("npgym.certificates", "npgym.certificates.*")),
     (
         "foundations",
         (

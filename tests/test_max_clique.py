@@ -141,6 +141,8 @@ def test_exact_result_does_not_depend_on_the_chunking(monkeypatch: pytest.Monkey
         whole.work,
         True,
     )
+    assert chunked.certificate == whole.certificate  # the search tree, recorded across chunks
+    assert whole.certificate is not None and whole.certificate["kind"] == "search"
 
 
 def test_time_limit_returns_a_bound_instead_of_a_proof() -> None:

@@ -257,8 +257,9 @@ class ComposeTask(FamilyTask[ComposeInstance, ComposeConfig]):
             proven_optimal=proven,
             method="exact" if proven else "heuristic",
             solver="each part's reference: " + "; ".join(r.solver for r in references),
-            bound=count,
+            bound=count if proven else None,
             gap=0.0 if proven else None,
+            certificate={"kind": "parts", "parts": [r.certificate for r in references]},
         )
 
     # --- scoring ------------------------------------------------------------------------------

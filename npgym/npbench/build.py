@@ -70,7 +70,8 @@ from npgym.datasets import (
     warm_up,
 )
 from npgym.instance import Instance
-from npgym.outputs import JOURNAL, LOCK, MANIFEST, OutputError, open_regular
+from npgym.npbench.certificates import write_certificates
+from npgym.outputs import CERTIFICATES, JOURNAL, LOCK, MANIFEST, OutputError, open_regular
 from npgym.progress import Progress
 from npgym.records import (
     ROW_SCHEMA_VERSION,
@@ -452,7 +453,10 @@ def _with_variants(
                 }
                 record = make_record(f"{original_id}-v{number}", task, made.instance, solved)
                 record = cast(Row, {**record, **marks})
-                expanded.append(ItemResult(record, made.instance.fingerprint(), 0.0, 0.0))
+                certificate = None if solved is None else solved.certificate
+                expanded.append(
+                    ItemResult(record, made.instance.fingerprint(), 0.0, 0.0, certificate)
+                )
                 bar.update(done=1)
     return expanded, seconds
 
@@ -488,7 +492,8 @@ class _Journal:
                 try:
                     entry = json.loads(line)
                     record, fingerprint = entry["record"], entry["fingerprint"]
-                    done[record["id"]] = ItemResult(record, fingerprint, 0, 0)
+                    certificate = entry.get("certificate")
+                    done[record["id"]] = ItemResult(record, fingerprint, 0, 0, certificate)
                 except (json.JSONDecodeError, KeyError, TypeError) as error:
                     raise BuildError(
                         f"{self.rows_path}:{number}: not a journal entry ({error}); the "
@@ -500,7 +505,11 @@ class _Journal:
     def append(self, result: ItemResult) -> None:
         if self._handle is None:
             self._handle = _open_for_writing(self.rows_path, "a")
-        entry = {"record": result.record, "fingerprint": result.fingerprint}
+        entry = {
+            "record": result.record,
+            "fingerprint": result.fingerprint,
+            "certificate": result.certificate,
+        }
         self._handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())
@@ -518,9 +527,9 @@ class _Journal:
 
 def dataset_files(folder: str | Path) -> list[Path]:
     """The files of a dataset folder that npgym writes or reads: the manifest, the task files it
-    lists, the build journal and lock (what an export must never overwrite)."""
+    lists, the certificates, the build journal and lock (what an export must never overwrite)."""
     root = Path(folder)
-    files = [root / MANIFEST, root / JOURNAL, root / LOCK]
+    files = [root / MANIFEST, root / JOURNAL, root / LOCK, root / CERTIFICATES]
     try:
         entries = load_manifest(root).get("tasks") or {}
     except BuildError:
@@ -663,7 +672,8 @@ def write_dataset(
     variants: int = 0,
     dropped: list[str] | None = None,
 ) -> Manifest:
-    """Write ``<Task>.jsonl`` files (tasks in order of first appearance) and the manifest.
+    """Write ``<Task>.jsonl`` files (tasks in order of first appearance), the references'
+    certificates beside them (:data:`~npgym.outputs.CERTIFICATES`) and the manifest.
 
     The build ``spec`` or where imported data came from (``source``) goes into the manifest,
     which holds no timestamps or timings so that equal inputs give byte-identical folders;
@@ -704,6 +714,10 @@ def write_dataset(
             **{key: value for key, value in described.items() if value is not None},
             "tasks": tasks,
         },
+    )
+    write_certificates(
+        out,
+        ((result.record["id"], result.certificate) for rows in by_task.values() for result in rows),
     )
     with _open_for_writing(out / MANIFEST, "w") as handle:
         handle.write(json.dumps(manifest, indent=1) + "\n")

@@ -4,6 +4,10 @@
   since tasks have different fields that do not fit one Arrow struct column).
 - ``verl`` / ``trl``: the trainer layouts of :mod:`npgym.trainer_rows`.
 
+Every format carries the references' certificates as compact JSON text (``None`` for a row
+without one): a ``certificate`` column (``extra_info.certificate`` for verl), joined from the
+dataset folder's sidecar by ``npgym export`` (:func:`npgym.npbench.certificates.with_certificates`).
+
 Every row's prompt is rendered again from its instance before anything is written, even with
 ``--no-verify``: a prompt that is not exactly the one its instance renders (edited, say, to leak
 the answer into what a trainer shows the model) is refused (:func:`check_prompts`).
@@ -121,11 +125,15 @@ def _export(
     output_target(path)  # refused before the rows are converted, not after
     if fmt == "verl":
         verl = [
-            verl_row(row, index, split, multi_turn) for index, row in enumerate(bar.track(rows))
+            _verl_with_certificate(verl_row(row, index, split, multi_turn), row)
+            for index, row in enumerate(bar.track(rows))
         ]
         _write_parquet(verl, path, _verl_schema(rows, multi_turn))
     elif fmt == "trl":
-        trl = [trl_row(row, conversational) for row in bar.track(rows)]
+        trl = [
+            {**trl_row(row, conversational), "certificate": row.get("certificate")}
+            for row in bar.track(rows)
+        ]
         if path.suffix == ".jsonl":
             _write_jsonl(trl, path)
         else:
@@ -137,6 +145,12 @@ def _export(
     else:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     return len(rows)
+
+
+def _verl_with_certificate(converted: dict[str, Any], row: Row) -> dict[str, Any]:
+    """A verl row with the certificate in its ``extra_info``."""
+    converted["extra_info"]["certificate"] = row.get("certificate")
+    return converted
 
 
 def _write_jsonl(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
@@ -184,6 +198,7 @@ def _record_schema(rows: list[Row]) -> pa.Schema:
             ("proven_optimal", pa.bool_()),
             ("reference_method", pa.string()),
             *(variant_columns if has_variants else []),
+            ("certificate", pa.string()),
         ]
     )
 
@@ -199,6 +214,7 @@ def _verl_schema(rows: list[Row], multi_turn: bool) -> pa.Schema:
         ("category", pa.string()),
         ("instance", pa.string()),
         ("reference", pa.string()),
+        ("certificate", pa.string()),
     ]
     columns = [
         ("data_source", pa.string()),
@@ -230,5 +246,6 @@ def _trl_schema(rows: list[Row], conversational: bool = True) -> pa.Schema:
             ("instance", pa.string()),
             ("reference", pa.string()),
             ("reference_objective", _objective_type(rows)),
+            ("certificate", pa.string()),
         ]
     )

@@ -110,7 +110,9 @@ def import_np_engine_files(
                 proven += reference.proven_optimal
                 record_id = f"np-engine-{path.stem}-{question_id}"
                 record = make_record(record_id, task, instance, reference)
-                results.append(ItemResult(record, instance.fingerprint(), 0.0, 0.0))
+                results.append(
+                    ItemResult(record, instance.fingerprint(), 0.0, 0.0, reference.certificate)
+                )
                 bar.update(done=1)
             elapsed = time.perf_counter() - started
             lines.append(

@@ -18,6 +18,9 @@ from npgym.tasks.graph_coloring.verifier import (
     scan_check_coloring,
 )
 
+HEURISTIC = "DSatur+Tabucol"
+"""The solver name of the heuristic reference (``exact=False``) when no planted proof applies."""
+
 
 class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColoringConfig]):
     """Graph colouring: colour the vertices so adjacent ones differ, with the fewest colours.
@@ -35,7 +38,9 @@ class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColorin
     (``planted_clique``) as large as the planted colouring: once the solver has checked that it is
     a clique, the two prove the chromatic number at once, with no search. Without ``exact`` that
     proof still comes first, and DSatur + Tabucol stop at the clique bound: never more work than
-    the exact path (:func:`~npgym.heuristics.graph_coloring.quick_coloring`).
+    the exact path (:func:`~npgym.heuristics.graph_coloring.quick_coloring`), and the heuristic
+    reference states the clique bound. Every bound carries its certificate
+    (:mod:`npgym.certificates.graph_coloring`): the clique, or the exact search's tree.
     """
 
     name = "GraphColoring"
@@ -78,19 +83,8 @@ class GraphColoringTask(KernelTask[GraphColoringInstance, generator.GraphColorin
         planted = instance.planted_colouring
         incumbent = None if planted is None else np.array(planted, dtype=np.int64)
         if not exact:
-            shortcut, colors, count = solvers.quick_coloring(
-                instance.adjacency, incumbent, instance.planted_clique
-            )
-            if shortcut is not None:
-                witness = shortcut.witness.tolist()
-                return Reference.from_result(shortcut, witness, solvers.CERTIFIED_SOLVER)
-            return Reference(
-                objective=count,
-                solution=colors.tolist(),
-                proven_optimal=False,
-                method="heuristic",
-                solver="DSatur+Tabucol",
-            )
+            quick = solvers.quick_coloring(instance.adjacency, incumbent, instance.planted_clique)
+            return Reference.from_result(quick, quick.witness.tolist(), quick.solver or HEURISTIC)
         result = solvers.exact_coloring(
             instance.adjacency,
             time_limit,

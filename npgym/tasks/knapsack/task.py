@@ -27,6 +27,9 @@ class KnapsackTask(KernelTask[KnapsackInstance, generator.KnapsackConfig]):
     construction with decoys (see :mod:`~npgym.tasks.knapsack.generator`). Reference: ratio
     greedy, then the exact dynamic programme over capacities (OR-Tools' branch and bound when
     the capacity is too large for its table); the planted set is never taken as the reference.
+    Certificates (:mod:`npgym.certificates.knapsack`): the checker reruns the programme; past
+    its limits, a recorded branch and bound on Lagrangian bounds or the programme on weights
+    scaled down (a relaxation); Dantzig's bound for the greedy.
     """
 
     name = "Knapsack"
@@ -68,8 +71,12 @@ class KnapsackTask(KernelTask[KnapsackInstance, generator.KnapsackConfig]):
         items = solvers.greedy_knapsack(weights, values, instance.capacity)
         value = int(values[items].sum())
         if not exact:
-            bound = solvers.dantzig_bound(weights, values, instance.capacity)
-            return Reference.bounded(value, items.tolist(), bound, "ratio greedy")
+            bound, certificate = solvers.lagrangian_leaf(
+                weights.tolist(), values.tolist(), instance.capacity
+            )
+            return Reference.bounded(
+                value, items.tolist(), bound, "ratio greedy", certificate=certificate
+            )
         result = solvers.exact_knapsack(
             weights, values, instance.capacity, time_limit, incumbent=items
         )

@@ -80,11 +80,18 @@ def clique_reference(adjacency: np.ndarray, *, exact: bool, time_limit: float) -
 
     Without ``exact``: the heuristic clique, proven optimal only when it reaches the greedy
     colouring bound. With it: branch and bound from the heuristic clique, within a node budget of
-    ``time_limit`` nominal seconds (deterministic).
+    ``time_limit`` nominal seconds (deterministic). Either way the bound carries its certificate
+    (:mod:`npgym.certificates.max_clique`): the colouring, or the search tree.
     """
     clique = solvers.heuristic_clique(adjacency, effort=time_limit)
     if exact:
         result = solvers.exact_clique(adjacency, time_limit, incumbent=clique)
         return Reference.from_result(result, result.witness.tolist(), EXACT_SOLVER)
-    bound = max(solvers.color_bound(adjacency), int(clique.size))
-    return Reference.bounded(int(clique.size), clique.tolist(), bound, HEURISTIC_SOLVER)
+    classes = solvers.coloring_classes(adjacency)
+    return Reference.bounded(
+        int(clique.size),
+        clique.tolist(),
+        len(classes),
+        HEURISTIC_SOLVER,
+        certificate={"kind": "coloring", "classes": classes},
+    )

@@ -3,7 +3,7 @@ together."""
 
 from __future__ import annotations
 
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -84,9 +84,10 @@ class MaxIndependentSetTask(
                 solver=PLANTED_SOLVER,
                 bound=size,
                 gap=0.0,
+                certificate=planted_cover_certificate(instance),
             )
-        reference = clique_reference(
-            instance.complement_adjacency, exact=exact, time_limit=time_limit
+        reference = on_graph(
+            clique_reference(instance.complement_adjacency, exact=exact, time_limit=time_limit)
         )
         if certificate is None or reference.proven_optimal:
             return reference
@@ -98,10 +99,29 @@ class MaxIndependentSetTask(
             certificate.bound,
             f"{reference.solver} + planted clique cover bound",
             method="planted",
+            certificate=planted_cover_certificate(instance),
         )
 
 
 PLANTED_SOLVER = "planted clique cover (checked)"
+
+
+def on_graph(reference: Reference) -> Reference:
+    """A reference of the complement graph's clique, its certificate in this task's terms
+    (:mod:`npgym.certificates.max_independent_set`): a colouring of the complement is a clique
+    cover of the graph; a search tree is the same on the complement."""
+    certificate = reference.certificate
+    if certificate is None or certificate.get("kind") != "coloring":
+        return reference
+    cover = {"kind": "clique_cover", "cliques": certificate["classes"]}
+    return reference.model_copy(update={"certificate": cover})
+
+
+def planted_cover_certificate(instance: MaxIndependentSetInstance) -> dict[str, Any]:
+    """The instance's planted cover as a ``clique_cover`` certificate (once
+    :func:`cover_certificate` has checked it)."""
+    assert instance.planted_cover is not None  # the caller checked the cover
+    return {"kind": "clique_cover", "cliques": [list(group) for group in instance.planted_cover]}
 
 
 class CoverCertificate(NamedTuple):

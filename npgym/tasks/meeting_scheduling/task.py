@@ -42,7 +42,11 @@ class MeetingSchedulingTask(
     Reference: the best of a few greedy orders with a swap search; then, unless that already
     meets the bound "every individually schedulable meeting" or the time-indexed LP bound, an
     exact CP-SAT model (time-indexed starts, at most one meeting per attendee at each grid instant,
-    interval no-overlap per room) proves the optimum with one deterministic worker.
+    interval no-overlap per room) proves the optimum with one deterministic worker. CP-SAT's word
+    is no proof: the reference carries a certificate (:mod:`npgym.certificates.meeting_scheduling`:
+    rounded LP duals at the leaves of a branching tree over meetings' placements) that the
+    independent checker verifies; one too large to build leaves the reference unproven with the
+    bound it certifies.
     Generator: see :mod:`npgym.tasks.meeting_scheduling.generator`.
     """
 

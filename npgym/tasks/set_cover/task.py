@@ -37,7 +37,10 @@ class SetCoverTask(KernelTask[SetCoverInstance, generator.SetCoverConfig]):
     (``Verdict.objective`` is ``None``), its reference is ``Impossible`` with objective
     ``None``, and it scores as optimal (ratio 1). Reference: greedy (most newly covered elements,
     redundant subsets dropped), then the integer programme solved by HiGHS to prove it optimal
-    or improve it; whether a cover exists at all is proven by the union of all subsets.
+    or improve it; whether a cover exists at all is proven by the union of all subsets. Every
+    reference carries a certificate (:mod:`npgym.certificates.set_cover`): the element no
+    subset holds, or rounded LP duals (with a branching tree where the root's fall short) that
+    prove the bound without HiGHS's word; without ``exact``, the size bound's prices.
     """
 
     name = "SetCover"
@@ -108,17 +111,22 @@ class SetCoverTask(KernelTask[SetCoverInstance, generator.SetCoverConfig]):
 
     def solve(self, instance: SetCoverInstance, *, exact: bool, time_limit: float) -> Reference:
         membership = instance.membership
-        if solvers.first_uncovered(membership) >= 0:
+        uncovered = solvers.first_uncovered(membership)
+        if uncovered >= 0:
             return Reference(
                 objective=None,
                 solution=IMPOSSIBLE,
                 proven_optimal=True,
                 method="exact",
                 solver="union of all subsets",
+                certificate={"kind": "uncovered", "element": uncovered},
             )
         cover = solvers.greedy_cover(membership)
         if not exact:
             bound = solvers.size_bound(membership)
-            return Reference.bounded(len(cover), cover.tolist(), bound, "greedy")
+            certificate = solvers.size_certificate(membership)
+            return Reference.bounded(
+                len(cover), cover.tolist(), bound, "greedy", certificate=certificate
+            )
         result = solvers.exact_cover(membership, time_limit, incumbent=cover)
         return Reference.from_result(result, result.witness.tolist(), "integer programme (HiGHS)")

@@ -27,7 +27,9 @@ class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
     (see :mod:`~npgym.tasks.subset_sum.generator`). Reference: smallest-first greedy guided by a
     reachability table (always feasible), then the exact dynamic programme over (sum, count),
     whose witness is the lexicographically smallest optimal index list. The time limit is not
-    needed: the programme is O(n * target) and the instance limits bound it.
+    needed: the programme is O(n * target) and the instance limits bound it. Certificates
+    (:mod:`npgym.certificates.subset_sum`): the checker reruns the programme; the greedy's bound
+    (the most smallest numbers within the target) it recomputes.
     """
 
     name = "SubsetSum"
@@ -72,6 +74,7 @@ class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
                 solver="dynamic programme over (sum, count)",
                 bound=len(subset),
                 gap=0.0,
+                certificate={"kind": "dp"},  # the checker reruns the programme
             )
         subset = solvers.greedy_subset(instance.number_array, instance.target)
         bound = solvers.cardinality_bound(instance.number_array, instance.target)
@@ -80,4 +83,5 @@ class SubsetSumTask(KernelTask[SubsetSumInstance, generator.SubsetSumConfig]):
             subset.tolist(),
             bound,
             "smallest-first greedy with a reachability table",
+            certificate={"kind": "smallest"},
         )

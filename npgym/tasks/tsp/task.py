@@ -20,7 +20,9 @@ class TSPTask(KernelTask[TSPInstance, generator.TSPConfig]):
     Answer: ``[c0, c1, ..., c0]``, the closing city required, any start. Reference: a tour (up to
     :data:`~npgym.heuristics.tsp.PUBLISHED_MAX_CITIES` cities the best of multi-start nearest
     neighbour + 2-opt/Or-opt, as NP-Bench was built; above, iterated 2-opt + Or-opt), then branch
-    and cut to prove it optimal or improve it; Held-Karp agrees on small instances (tests).
+    and cut to prove it optimal or improve it; Held-Karp agrees on small instances (tests). The
+    proof is npgym's own ``subtour-dual`` certificate (subtour-LP duals, with a branching tree on
+    the certified LP where they fall short), which :mod:`npgym.certificates.tsp` checks.
     """
 
     name = "TSP"
