@@ -3,7 +3,6 @@ checker accepts, and no mutated, forged or hostile certificate proves a false bo
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from npgym.results import UncertifiedReferenceWarning
 from npgym.tasks.max_clique import MaxCliqueInstance
 from npgym.tasks.max_independent_set import MaxIndependentSetInstance
 from npgym.tasks.max_independent_set import task as mis_task
+from tests.certify import JSON_VALUES, TIERS_AND_DIFFICULTIES, check_reference, integral
 
 TASKS = ("MaxClique", "MaxIndependentSet")
 PARTITION = {"MaxClique": ("coloring", "classes"), "MaxIndependentSet": ("clique_cover", "cliques")}
@@ -83,27 +83,6 @@ def search_proof(task: str, adjacency: np.ndarray, **options: Any) -> SolverResu
     return SolverResult(result.witness, result.objective, result.bound, certificate=certificate)
 
 
-def whole(value: object) -> int:
-    """An objective or bound that must be an integer."""
-    assert type(value) is int
-    return value
-
-
-def check_reference(task: str, instance: Any, exact: bool = True) -> certificates.Checked:
-    """The reference's claims, checked against its certificate."""
-    reference = npgym.get_task(task).reference(instance, exact=exact)
-    assert reference.certificate is not None and reference.bound is not None
-    return certificates.check_claim(
-        task,
-        json.loads(instance.to_json()),
-        objective=whole(reference.objective),
-        solution=reference.solution,
-        proven_optimal=reference.proven_optimal,
-        bound=whole(reference.bound),
-        certificate=reference.certificate,
-    )
-
-
 @st.composite
 def graphs(draw: st.DrawFn, most: int = 9) -> np.ndarray:
     """A graph of 1 to ``most`` vertices, of a drawn density."""
@@ -118,11 +97,7 @@ def graphs(draw: st.DrawFn, most: int = 9) -> np.ndarray:
 
 
 @pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize(
-    ("tier", "difficulty"),
-    [(tier, None) for tier in ("easy", "medium", "hard", "benchmark")]
-    + [(None, difficulty) for difficulty in (0.0, 0.5, 1.0, 1.5, 2.0)],
-)
+@pytest.mark.parametrize(("tier", "difficulty"), TIERS_AND_DIFFICULTIES)
 def test_every_tier_and_difficulty_is_proven_with_a_certificate(
     task: str, tier: str | None, difficulty: float | None
 ) -> None:
@@ -335,17 +310,8 @@ def test_a_mutated_shape_is_refused_or_still_a_valid_bound(
     assert mutated >= brute_force(target(task, adjacency))
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=20,
-)
-
-
 @settings(max_examples=300, deadline=None)
-@given(value=json_values, field=st.sampled_from(["bound", "order", "tree", "classes", "cliques"]))
+@given(value=JSON_VALUES, field=st.sampled_from(["bound", "order", "tree", "classes", "cliques"]))
 def test_hostile_json_is_refused_or_a_valid_bound(value: Any, field: str) -> None:
     for task in TASKS:
         certificate = (
@@ -498,7 +464,7 @@ def test_a_search_claiming_to_finish_early_never_reaches_proven(
 ) -> None:
     """The branch and bound claims exhaustion at once, after a one-vertex incumbent: its
     (empty) tree proves nothing."""
-    optimum = whole(npgym.get_task(task).reference(fresh(task)).objective)
+    optimum = integral(npgym.get_task(task).reference(fresh(task)).objective)
     monkeypatch.setattr(solvers, "heuristic_clique", lambda adjacency, **_: np.array([0]))
     monkeypatch.setattr(solvers, "_branch", lambda *args: True)
     with pytest.warns(UncertifiedReferenceWarning, match="incomplete"):
@@ -513,7 +479,7 @@ def test_a_forged_certificate_never_reaches_proven(
     task: str, forgery: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     instance = fresh(task)
-    optimum = whole(npgym.get_task(task).reference(instance).objective)
+    optimum = integral(npgym.get_task(task).reference(instance).objective)
     n = instance.n
     certificate = (
         {"kind": "search", "bound": 1, "order": list(range(n)), "tree": [-1]}
@@ -551,4 +517,4 @@ def test_the_unproven_path_carries_its_colouring() -> None:
     reference = npgym.get_task("MaxClique").reference(instance, time_limit=0.0)
     assert not reference.proven_optimal and reference.certificate is not None
     checked = check_reference("MaxClique", instance, exact=False)
-    assert checked.bound == solvers.color_bound(instance.adjacency) > whole(checked.objective)
+    assert checked.bound == solvers.color_bound(instance.adjacency) > integral(checked.objective)

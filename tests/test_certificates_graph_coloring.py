@@ -19,6 +19,8 @@ from npgym.certificates import graph_coloring as checker
 from npgym.heuristics import graph_coloring as solvers
 from npgym.heuristics.result import SolverResult
 from npgym.results import UncertifiedReferenceWarning
+from tests.certify import TIERS_AND_DIFFICULTIES
+from tests.certify import check_reference as check_reference_of
 
 TASK = npgym.get_task("GraphColoring")
 C5 = {"n": 5, "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [0, 4]]}
@@ -84,28 +86,13 @@ def check_reference(instance: Any, exact: bool = True) -> certificates.Checked:
     """The reference of ``instance``, checked against its certificate without warnings."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", UncertifiedReferenceWarning)
-        reference = TASK.reference(instance, exact=exact)
-    objective, bound = reference.objective, reference.bound
-    assert isinstance(objective, int) and (bound is None or isinstance(bound, int))
-    return certificates.check_claim(
-        "GraphColoring",
-        json.loads(instance.to_json()),
-        objective=objective,
-        solution=reference.solution,
-        proven_optimal=reference.proven_optimal,
-        bound=bound,
-        certificate=reference.certificate,
-    )
+        return check_reference_of("GraphColoring", instance, exact)
 
 
 # --- every reference carries a certificate that checks --------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("tier", "difficulty"),
-    [(tier, None) for tier in ("easy", "medium", "hard", "benchmark")]
-    + [(None, difficulty) for difficulty in (0.0, 0.5, 1.0, 1.5, 2.0)],
-)
+@pytest.mark.parametrize(("tier", "difficulty"), TIERS_AND_DIFFICULTIES)
 def test_every_tier_and_difficulty_is_proven_with_a_certificate(
     tier: str | None, difficulty: float | None
 ) -> None:

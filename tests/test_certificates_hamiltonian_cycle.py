@@ -3,7 +3,6 @@ and no mutated, forged or hostile certificate proves a false bound."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import networkx as nx
@@ -20,33 +19,20 @@ from npgym.heuristics import hamiltonian_cycle as solvers
 from npgym.heuristics.result import SolverResult
 from npgym.results import UncertifiedReferenceWarning
 from npgym.tasks.hamiltonian_cycle import HamiltonianCycleInstance
+from tests.certify import JSON_VALUES, TIERS_AND_DIFFICULTIES, integral
+from tests.certify import check_reference as check_reference_of
+
+
+def check_reference(instance: Any, exact: bool = True) -> certificates.Checked:
+    """The reference of ``instance``, its claims checked against its certificate."""
+    return check_reference_of("HamiltonianCycle", instance, exact)
+
 
 TASK = npgym.get_task("HamiltonianCycle")
 BOWTIE = {"n": 5, "edges": [[0, 1], [0, 2], [1, 2], [0, 3], [0, 4], [3, 4]]}
 """Two triangles sharing vertex 0: the longest cycle has 3 vertices; the cut at 0 proves it."""
 K23 = {"n": 5, "edges": [[0, 2], [0, 3], [0, 4], [1, 2], [1, 3], [1, 4]]}
 """K(2,3): hubs 0 and 1, three single vertices; the longest cycle has 4 (2 hubs + 2)."""
-
-
-def whole(value: object) -> int:
-    """An objective or bound that must be an integer."""
-    assert type(value) is int
-    return value
-
-
-def check_reference(instance: HamiltonianCycleInstance, exact: bool = True) -> certificates.Checked:
-    """The reference's claims, checked against its certificate."""
-    reference = TASK.reference(instance, exact=exact)
-    assert reference.certificate is not None and reference.bound is not None
-    return certificates.check_claim(
-        "HamiltonianCycle",
-        json.loads(instance.to_json()),
-        objective=whole(reference.objective),
-        solution=reference.solution,
-        proven_optimal=reference.proven_optimal,
-        bound=whole(reference.bound),
-        certificate=reference.certificate,
-    )
 
 
 def adjacency_of(instance: dict[str, Any]) -> np.ndarray:
@@ -61,11 +47,7 @@ def longest(instance: dict[str, Any]) -> int:
     return int(solvers.longest_cycle_dp(adjacency_of(instance)).size)
 
 
-@pytest.mark.parametrize(
-    ("tier", "difficulty"),
-    [(tier, None) for tier in ("easy", "medium", "hard", "benchmark")]
-    + [(None, difficulty) for difficulty in (0.0, 0.5, 1.0, 1.5, 2.0)],
-)
+@pytest.mark.parametrize(("tier", "difficulty"), TIERS_AND_DIFFICULTIES)
 def test_every_tier_and_difficulty_is_proven_with_a_certificate(
     tier: str | None, difficulty: float | None
 ) -> None:
@@ -229,17 +211,8 @@ def test_a_mutated_tree_shape_is_refused_or_still_a_valid_bound(
     assert mutated >= optimum
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=20,
-)
-
-
 @settings(max_examples=300, deadline=None)
-@given(value=json_values, kind=st.sampled_from(["tree", "separator", "trivial", "other"]))
+@given(value=JSON_VALUES, kind=st.sampled_from(["tree", "separator", "trivial", "other"]))
 def test_hostile_json_is_refused_or_a_valid_bound(value: Any, kind: str) -> None:
     for field in ("tree", "separator"):
         try:
@@ -359,7 +332,7 @@ def test_a_cp_sat_claiming_optimality_falsely_never_reaches_proven(
     reference = TASK.reference(instance)
     assert reference.objective == short.size < instance.n
     assert not reference.proven_optimal and reference.method == "heuristic"
-    assert whole(reference.bound) >= instance.n  # the certified bound: no lie gets through
+    assert integral(reference.bound) >= instance.n  # the certified bound: no lie gets through
     check_reference(instance)
 
 

@@ -20,6 +20,14 @@ from npgym.certificates import knapsack as checker
 from npgym.heuristics import knapsack as solvers
 from npgym.results import UncertifiedReferenceWarning
 from npgym.tasks.knapsack import KnapsackInstance
+from tests.certify import JSON_VALUES, TIERS_AND_DIFFICULTIES, integral
+from tests.certify import check_reference as check_reference_of
+
+
+def check_reference(instance: Any, exact: bool = True) -> certificates.Checked:
+    """The reference of ``instance``, its claims checked against its certificate."""
+    return check_reference_of("Knapsack", instance, exact)
+
 
 TASK = npgym.get_task("Knapsack")
 SMALL = {"weights": [5, 4, 6, 3], "values": [10, 40, 30, 50], "capacity": 10}
@@ -41,32 +49,7 @@ def instance_json(instance: KnapsackInstance) -> dict[str, Any]:
     return json.loads(instance.to_json())
 
 
-def whole(value: object) -> int:
-    """An objective or bound that must be an integer."""
-    assert type(value) is int
-    return value
-
-
-def check_reference(instance: KnapsackInstance, exact: bool = True) -> certificates.Checked:
-    """The reference's claims, checked against its certificate."""
-    reference = TASK.reference(instance, exact=exact)
-    assert reference.certificate is not None and reference.bound is not None
-    return certificates.check_claim(
-        "Knapsack",
-        instance_json(instance),
-        objective=whole(reference.objective),
-        solution=reference.solution,
-        proven_optimal=reference.proven_optimal,
-        bound=whole(reference.bound),
-        certificate=reference.certificate,
-    )
-
-
-@pytest.mark.parametrize(
-    ("tier", "difficulty"),
-    [(tier, None) for tier in ("easy", "medium", "hard", "benchmark")]
-    + [(None, difficulty) for difficulty in (0.0, 0.5, 1.0, 1.5, 2.0)],
-)
+@pytest.mark.parametrize(("tier", "difficulty"), TIERS_AND_DIFFICULTIES)
 def test_every_tier_and_difficulty_is_proven_with_a_certificate(
     tier: str | None, difficulty: float | None
 ) -> None:
@@ -200,17 +183,8 @@ def test_a_mutated_tree_shape_is_refused_or_still_a_valid_bound(
     assert mutated >= optimum
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=20,
-)
-
-
 @settings(max_examples=300, deadline=None)
-@given(tree=json_values, kind=st.sampled_from(["lagrangian", "dp", "other"]))
+@given(tree=JSON_VALUES, kind=st.sampled_from(["lagrangian", "dp", "other"]))
 def test_hostile_json_is_refused_or_a_valid_bound(tree: Any, kind: str) -> None:
     try:
         checked = certificates.check("Knapsack", SMALL, [1, 3], {"kind": kind, "tree": tree})
@@ -397,12 +371,12 @@ def test_past_its_tree_budget_the_proof_is_the_scaled_programme(
 
 def test_a_wrong_dynamic_programme_never_reaches_proven(monkeypatch: pytest.MonkeyPatch) -> None:
     instance = TASK.generate(1, "hard")
-    optimum = whole(TASK.reference(instance).objective)
+    optimum = integral(TASK.reference(instance).objective)
     monkeypatch.setattr(solvers, "dp_knapsack", solvers.greedy_knapsack)  # claims optimality
     with pytest.warns(UncertifiedReferenceWarning, match="bounds the optimum by"):
         reference = TASK.reference(TASK.generate(1, "hard"))  # a fresh one: no memo
     assert not reference.proven_optimal and reference.method == "heuristic"
-    assert reference.bound == optimum and whole(reference.objective) < optimum
+    assert reference.bound == optimum and integral(reference.objective) < optimum
 
 
 @pytest.mark.parametrize("hint", [[], [0], [0, 1, 2, 3, 4, 5]])  # empty, poor, overweight

@@ -20,6 +20,13 @@ from npgym.heuristics.result import SolverResult
 from npgym.results import UncertifiedReferenceWarning
 from npgym.tasks.meeting_scheduling.instance import MeetingSchedulingInstance
 from npgym.tasks.meeting_scheduling.task import _problem
+from tests.certify import check_reference as check_reference_of
+
+
+def check_reference(instance: Any, exact: bool = True) -> certificates.Checked:
+    """The reference of ``instance``, its claims checked against its certificate."""
+    return check_reference_of("MeetingScheduling", instance, exact)
+
 
 TASK = npgym.get_task("MeetingScheduling")
 DAY = (480, 660)
@@ -114,22 +121,6 @@ def certified(instance: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     bound, certificate = solvers.certify(problem, optimum)
     assert bound == optimum
     return optimum, certificate
-
-
-def check_reference(instance: MeetingSchedulingInstance) -> certificates.Checked:
-    """The reference's claims, checked against its certificate."""
-    reference = TASK.reference(instance)
-    assert reference.certificate is not None and reference.bound is not None
-    assert type(reference.objective) is int and type(reference.bound) is int
-    return certificates.check_claim(
-        "MeetingScheduling",
-        as_json(instance),
-        objective=reference.objective,
-        solution=reference.solution,
-        proven_optimal=reference.proven_optimal,
-        bound=reference.bound,
-        certificate=reference.certificate,
-    )
 
 
 @pytest.mark.parametrize(

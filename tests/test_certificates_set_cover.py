@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,14 @@ from npgym.certificates import set_cover as checker
 from npgym.heuristics import set_cover as solvers
 from npgym.results import UncertifiedReferenceWarning
 from npgym.tasks.set_cover import SetCoverInstance
+from tests.certify import JSON_VALUES, TIERS_AND_DIFFICULTIES, integral
+from tests.certify import check_reference as check_reference_of
+
+
+def check_reference(instance: Any, exact: bool = True) -> certificates.Checked:
+    """The reference of ``instance``, its claims checked against its certificate."""
+    return check_reference_of("SetCover", instance, exact)
+
 
 TASK = npgym.get_task("SetCover")
 SMALL = {"universe_size": 3, "subsets": [[0, 1], [1, 2], [0, 2]]}
@@ -38,32 +45,7 @@ def brute_force(universe: int, subsets: list[list[int]]) -> int | None:
     return None
 
 
-def whole(value: object) -> int | None:
-    """An objective or bound that must be an integer (or None)."""
-    assert value is None or type(value) is int
-    return value
-
-
-def check_reference(instance: SetCoverInstance, exact: bool = True) -> certificates.Checked:
-    """The reference's claims, checked against its certificate."""
-    reference = TASK.reference(instance, exact=exact)
-    assert reference.certificate is not None
-    return certificates.check_claim(
-        "SetCover",
-        json.loads(instance.to_json()),
-        objective=whole(reference.objective),
-        solution=reference.solution,
-        proven_optimal=reference.proven_optimal,
-        bound=whole(reference.bound),
-        certificate=reference.certificate,
-    )
-
-
-@pytest.mark.parametrize(
-    ("tier", "difficulty"),
-    [(tier, None) for tier in ("easy", "medium", "hard", "benchmark")]
-    + [(None, difficulty) for difficulty in (0.0, 0.5, 1.0, 1.5, 2.0)],
-)
+@pytest.mark.parametrize(("tier", "difficulty"), TIERS_AND_DIFFICULTIES)
 def test_every_tier_and_difficulty_is_proven_with_a_certificate(
     tier: str | None, difficulty: float | None
 ) -> None:
@@ -93,7 +75,7 @@ def tree_instance() -> SetCoverInstance:
 
 def test_a_tree_proves_what_the_root_dual_cannot() -> None:
     instance = tree_instance()
-    optimum = whole(TASK.reference(instance).objective)
+    optimum = integral(TASK.reference(instance).objective)
     assert optimum is not None and solvers.lp_bound(instance.membership) < optimum
     assert check_reference(instance).proven
 
@@ -157,7 +139,7 @@ def test_certified_bounds_agree_with_brute_force(instance: dict[str, Any], slack
     assert checker.bound(instance, certificate) == bound == optimum  # the tree reaches it
     target = max(optimum + slack, 0)
     bound, certificate = solvers.certify(membership, target)
-    assert bound <= whole(checker.bound(instance, certificate)) <= optimum  # type: ignore[operator]
+    assert bound <= integral(checker.bound(instance, certificate)) <= optimum
     assert bound >= min(target, optimum)
     size = checker.bound(instance, solvers.size_certificate(membership))
     assert size == solvers.size_bound(membership) <= optimum
@@ -191,7 +173,7 @@ def test_a_mutated_tree_is_refused_or_still_a_valid_bound(
     )
     holder[at] = new
     try:
-        mutated = whole(checker.bound(instance, {"kind": "dual", "tree": tree}))
+        mutated = integral(checker.bound(instance, {"kind": "dual", "tree": tree}))
     except CertificateError:
         return
     assert mutated is not None and mutated <= optimum
@@ -216,23 +198,14 @@ def test_a_mutated_tree_shape_is_refused_or_still_a_valid_bound(
     elif at + 1 < len(tree):
         tree[at], tree[at + 1] = tree[at + 1], tree[at]
     try:
-        mutated = whole(checker.bound(instance, {"kind": "dual", "tree": tree}))
+        mutated = integral(checker.bound(instance, {"kind": "dual", "tree": tree}))
     except CertificateError:
         return
     assert mutated is not None and mutated <= optimum
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=20,
-)
-
-
 @settings(max_examples=300, deadline=None)
-@given(tree=json_values, kind=st.sampled_from(["dual", "uncovered", "other"]))
+@given(tree=JSON_VALUES, kind=st.sampled_from(["dual", "uncovered", "other"]))
 def test_hostile_json_is_refused_or_a_valid_bound(tree: Any, kind: str) -> None:
     for field in ("tree", "element"):
         try:
@@ -330,7 +303,7 @@ def test_producer_limits_are_the_checkers() -> None:
 
 def test_a_tree_past_its_node_budget_proves_the_root_bound() -> None:
     instance = tree_instance()
-    optimum = whole(TASK.reference(instance).objective)
+    optimum = integral(TASK.reference(instance).objective)
     assert optimum is not None
     bound, certificate = solvers.certify(instance.membership, optimum, max_nodes=0)
     assert bound == solvers.lp_bound(instance.membership) < optimum

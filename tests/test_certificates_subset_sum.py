@@ -4,7 +4,6 @@ no forged, mutated or hostile certificate or claim proves a false bound."""
 from __future__ import annotations
 
 import itertools
-import json
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,14 @@ from npgym.certificates import subset_sum as checker
 from npgym.heuristics import subset_sum as solvers
 from npgym.results import UncertifiedReferenceWarning
 from npgym.tasks.subset_sum import SubsetSumInstance
+from tests.certify import JSON_VALUES, TIERS_AND_DIFFICULTIES, integral
+from tests.certify import check_reference as check_reference_of
+
+
+def check_reference(instance: Any, exact: bool = True) -> certificates.Checked:
+    """The reference of ``instance``, its claims checked against its certificate."""
+    return check_reference_of("SubsetSum", instance, exact)
+
 
 TASK = npgym.get_task("SubsetSum")
 SMALL: dict[str, Any] = {"numbers": [1, 3, 2, 2, 5, 4], "target": 7}
@@ -34,31 +41,7 @@ def brute_force(numbers: list[int], target: int) -> int | None:
     return None
 
 
-def whole(value: object) -> int:
-    """An objective or bound that must be an integer."""
-    assert type(value) is int
-    return value
-
-
-def check_reference(instance: SubsetSumInstance, exact: bool = True) -> certificates.Checked:
-    """The reference's claims, checked against its certificate."""
-    reference = TASK.reference(instance, exact=exact)
-    return certificates.check_claim(
-        "SubsetSum",
-        json.loads(instance.to_json()),
-        objective=whole(reference.objective),
-        solution=reference.solution,
-        proven_optimal=reference.proven_optimal,
-        bound=whole(reference.bound),
-        certificate=reference.certificate,
-    )
-
-
-@pytest.mark.parametrize(
-    ("tier", "difficulty"),
-    [(tier, None) for tier in ("easy", "medium", "hard", "benchmark")]
-    + [(None, difficulty) for difficulty in (0.0, 0.5, 1.0, 1.5, 2.0)],
-)
+@pytest.mark.parametrize(("tier", "difficulty"), TIERS_AND_DIFFICULTIES)
 def test_every_tier_and_difficulty_is_proven_with_a_certificate(
     tier: str | None, difficulty: float | None
 ) -> None:
@@ -67,7 +50,7 @@ def test_every_tier_and_difficulty_is_proven_with_a_certificate(
         checked = check_reference(instance)
         assert checked.proven
         bounded = check_reference(instance, exact=False)  # the greedy's bound, checked too
-        assert whole(bounded.bound) >= whole(checked.objective)
+        assert integral(bounded.bound) >= integral(checked.objective)
         assert bounded.bound == TASK.reference(instance, exact=False).bound
 
 
@@ -130,28 +113,19 @@ def test_a_mutated_claim_is_refused_or_true(instance: dict[str, Any], data: st.D
     except CertificateError:
         return
     assert checked.objective == claim["objective"] <= optimum
-    assert claim["bound"] >= whole(checked.bound) >= optimum
+    assert claim["bound"] >= integral(checked.bound) >= optimum
     if claim["bound"] == claim["objective"]:  # proven: truly optimal
         assert claim["objective"] == optimum
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=20,
-)
-
-
 @settings(max_examples=200, deadline=None)
-@given(certificate=st.dictionaries(st.text(max_size=6), json_values, max_size=3))
+@given(certificate=st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3))
 def test_hostile_json_is_refused_or_a_valid_bound(certificate: dict[str, Any]) -> None:
     try:
         checked = certificates.check("SubsetSum", SMALL, [0, 2, 5], certificate)
     except CertificateError:
         return
-    assert whole(checked.bound) >= 3
+    assert integral(checked.bound) >= 3
 
 
 @pytest.mark.parametrize(
@@ -234,19 +208,19 @@ def greedy_misses(instance: SubsetSumInstance) -> bool:
 
 def test_a_wrong_dynamic_programme_never_reaches_proven(monkeypatch: pytest.MonkeyPatch) -> None:
     seed = next(s for s in range(50) if greedy_misses(TASK.generate(s, "hard")))
-    optimum = whole(TASK.reference(TASK.generate(seed, "hard")).objective)
+    optimum = integral(TASK.reference(TASK.generate(seed, "hard")).objective)
     monkeypatch.setattr(solvers, "max_cardinality_subset", solvers.greedy_subset)
     with pytest.warns(UncertifiedReferenceWarning, match="bounds the optimum by"):
         reference = TASK.reference(TASK.generate(seed, "hard"))  # a fresh one: no memo
     assert not reference.proven_optimal and reference.method == "heuristic"
-    assert reference.bound == optimum and whole(reference.objective) < optimum
+    assert reference.bound == optimum and integral(reference.objective) < optimum
 
 
 def test_a_bound_stronger_than_its_certificate_never_reaches_proven(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     instance = TASK.generate(0, "hard")
-    smallest = whole(TASK.reference(instance, exact=False).bound)
+    smallest = integral(TASK.reference(instance, exact=False).bound)
     monkeypatch.setattr(solvers, "cardinality_bound", lambda numbers, target: 1)
     with pytest.warns(UncertifiedReferenceWarning, match="proves only"):
         reference = TASK.reference(TASK.generate(0, "hard"), exact=False)

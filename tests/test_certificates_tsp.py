@@ -5,7 +5,6 @@ hostile certificate proves a false bound."""
 from __future__ import annotations
 
 import copy
-import json
 import warnings
 from typing import Any
 
@@ -21,7 +20,13 @@ from npgym.certificates import tsp as checker
 from npgym.heuristics import tsp as solvers
 from npgym.heuristics.result import SolverResult
 from npgym.results import UncertifiedReferenceWarning
-from npgym.tasks.tsp import TSPInstance
+from tests.certify import check_reference as check_reference_of
+
+
+def check_reference(instance: Any, exact: bool = True) -> certificates.Checked:
+    """The reference of ``instance``, its claims checked against its certificate."""
+    return check_reference_of("TSP", instance, exact)
+
 
 TASK = npgym.get_task("TSP")
 
@@ -46,21 +51,6 @@ def as_instance(matrix: np.ndarray) -> dict[str, Any]:
 
 def closed(tour: np.ndarray) -> list[int]:
     return [*map(int, tour), int(tour[0])]
-
-
-def check_reference(instance: TSPInstance) -> certificates.Checked:
-    """The exact reference's claims, checked against its certificate."""
-    reference = TASK.reference(instance)
-    assert reference.certificate is not None
-    return certificates.check_claim(
-        "TSP",
-        json.loads(instance.to_json()),
-        objective=reference.objective,  # type: ignore[arg-type]
-        solution=reference.solution,
-        proven_optimal=reference.proven_optimal,
-        bound=reference.bound,  # type: ignore[arg-type]
-        certificate=reference.certificate,
-    )
 
 
 @pytest.mark.parametrize(
