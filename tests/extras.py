@@ -25,7 +25,6 @@ IMPORT_SKIP = "could not import"
 
 INSTALL = {
     "torch": "pip install torch",
-    "pyarrow": "pip install 'npgym[parquet]'",
     "trl": "pip install 'npgym[trl]'",
     "transformers": "pip install 'npgym[trl]'",
     "ray": "pip install 'npgym[ray]'",

@@ -26,8 +26,6 @@ from npgym.npbench.build import BuildSpec
 from npgym.records import RecordError, make_record
 from npgym.results import Reference, UncertifiedReferenceWarning
 
-from .extras import need
-
 CHECKER = Path(certificates.__file__).parent
 TASKS = tuple(certificates.MODULES)
 SPEC = BuildSpec(tasks=("TSP", "Knapsack", "SetCover"), count=2, seed=7, bench_version=2)
@@ -331,8 +329,6 @@ def test_a_sidecar_that_is_a_link_or_a_fifo_is_never_read(copy: Path, tmp_path: 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "trl", "parquet", "verl"])
 def test_exports_carry_certificates_that_check(built: Path, tmp_path: Path, fmt: str) -> None:
-    if fmt in ("parquet", "verl"):
-        need("pyarrow")
     suffix = ".jsonl" if fmt in ("jsonl", "trl") else ".parquet"
     output = tmp_path / f"export{suffix}"
     assert _invoke("export", str(built), "--format", fmt, "-o", str(output)).exit_code == 0
