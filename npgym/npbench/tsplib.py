@@ -361,15 +361,7 @@ class TSPLIBFile:
 
     def _read(self, lines: _Lines) -> None:
         weights: np.ndarray | None = None
-        while (text := lines.next()) is not None:
-            if not text.strip():
-                continue
-            match = _LINE.match(text)
-            if match is None:
-                raise InstanceFileError(
-                    f"{lines.where()}: expected a keyword, got {text.strip()[:40]!r}"
-                )
-            keyword, rest = match.group(1), match.group(2)
+        for keyword, rest in _keyword_lines(lines):
             if keyword == "EOF":
                 break
             if not keyword.endswith("_SECTION"):
@@ -462,17 +454,9 @@ def read_tour(path: str | Path, n: int) -> list[int]:
     nodes (its DIMENSION, when given, must be ``n``)."""
     lines = _Lines(path)
     dimension: int | None = None
-    while (text := lines.next()) is not None:
-        if not text.strip():
-            continue
-        match = _LINE.match(text)
-        if match is None:
-            raise InstanceFileError(
-                f"{lines.where()}: expected a keyword, got {text.strip()[:40]!r}"
-            )
-        keyword, rest = match.group(1), match.group(2)
-        if keyword == "TYPE" and _header_value(lines, keyword, rest) != "TOUR":
-            raise InstanceFileError(f"{lines.where()}: TYPE {rest.strip()[:40]} is not TOUR")
+    for keyword, rest in _keyword_lines(lines):
+        if keyword == "TYPE" and (kind := _header_value(lines, keyword, rest)) != "TOUR":
+            raise InstanceFileError(f"{lines.where()}: TYPE {kind[:40]} is not TOUR")
         if keyword == "DIMENSION":
             dimension = parse_integer(_header_value(lines, keyword, rest), lines.where(), keyword)
             if dimension != n:
@@ -486,6 +470,20 @@ def read_tour(path: str | Path, n: int) -> list[int]:
         if keyword not in ("NAME", "TYPE", "COMMENT", "DIMENSION"):
             raise InstanceFileError(f"{lines.where()}: unknown keyword {keyword[:40]}")
     raise InstanceFileError(f"{path}: no TOUR_SECTION")
+
+
+def _keyword_lines(lines: _Lines) -> Iterator[tuple[str, str | None]]:
+    """The keyword and the rest (``None`` without a colon) of each non-blank line, read as the
+    caller asks for them (a section's data lines in between are the caller's to read)."""
+    while (text := lines.next()) is not None:
+        if not text.strip():
+            continue
+        match = _LINE.match(text)
+        if match is None:
+            raise InstanceFileError(
+                f"{lines.where()}: expected a keyword, got {text.strip()[:40]!r}"
+            )
+        yield match.group(1), match.group(2)
 
 
 def _tour_nodes(lines: _Lines, n: int, first: str) -> list[int]:
