@@ -15,12 +15,14 @@ side (the soft-min of the eigenvalues, itself below lambda_min) with L-BFGS-B, z
 Its gradient is a primal matrix X = n V diag(softmax) V^T; between rounds the most violated
 triangle inequalities of X join the working set and the idle ones (z = 0) leave it.
 
-The proof (:func:`certified_value`): after each round the (y, z) the optimiser reached is
-evaluated afresh, the least eigenvalue computed by LAPACK and the whole value lowered by an
-explicit margin for floating-point error (a backward-stable eigensolver's error bound with
-generous constants, the rounding of the reflector and of the sums). The optimiser's own estimate
-is never used. Every cut is a multiple of the weights' gcd g, so the best certified value r
-becomes the least multiple of g that is >= r.
+The proof (:func:`certified_value`): every (y, z) the optimiser evaluates is certified from the
+least eigenvalue that LAPACK computed for its smoothed value (free of charge), the whole value
+lowered by an explicit margin for floating-point error (a backward-stable eigensolver's error
+bound with generous constants, the rounding of the reflector and of the sums). The optimiser's
+own estimate is never used. Every cut is a multiple of the weights' gcd g, so the best certified
+value r becomes the least multiple of g that is >= r; the first point whose r reaches the goal
+ends the ascent mid-round. An ascent without branching whose budget ends within
+:data:`EXTENSION_GAP` of its goal gets :data:`EXTENSION_SHARE` more work, once.
 
 The certificate (:func:`triangle_certificate`, checked by :mod:`npgym.certificates.min_bisection`,
 whose docstring is the format): the best point is scaled by a power of two ``D``, rounded to
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -61,6 +64,15 @@ ascent short of the bound (measured at difficulty 1.5), and a schedule stretched
 budget slowed down the instances that prove early."""
 TRIANGLES_PER_VERTEX = 6.0
 """At most this many new triangle inequalities per vertex in a separation round."""
+LARGE_GRAPH_VERTICES = 256
+"""From this many vertices on (difficulty 2.0 has 480-520), a round separates
+:data:`TRIANGLES_PER_VERTEX_LARGE` per vertex instead."""
+TRIANGLES_PER_VERTEX_LARGE = 12.0
+"""New triangle inequalities per vertex a round on large graphs: at difficulty 2.0, seed 4, six
+left the bound 0.06 below the cut at the end of its budget, twelve proved it with 20% fewer
+eigendecompositions. At difficulty 1.5 (about 190 vertices) twelve took fewer
+eigendecompositions too, but 48% more CPU (median of 5 seeds): the larger working set slows
+L-BFGS-B more than the eigensolver saves."""
 STEPS_PER_ROUND = 40
 """L-BFGS-B iterations between two separation rounds."""
 SOFTMIN_CUTOFF = 30.0
@@ -224,12 +236,16 @@ class DualProblem:
         v = self.reflector
         return full - np.outer(v, (v[1:] @ vectors) * (2.0 / self.reflector_norm))
 
-    def smoothed(self, point: np.ndarray, width: float) -> tuple[float, np.ndarray, np.ndarray]:
-        """The smoothed dual at ``point = (y, z)``, its gradient and the primal factor U
-        (``X = U U^T``)."""
+    def smoothed(
+        self, point: np.ndarray, width: float
+    ) -> tuple[float, np.ndarray, np.ndarray, float]:
+        """The smoothed dual at ``point = (y, z)``, its gradient, the primal factor U
+        (``X = U U^T``) and, free of charge since the least eigenvalue is at hand, the point's
+        :func:`certified_value` (``-inf`` where some ``z`` is negative)."""
         n = self.n
         free, multipliers = point[: self.free], point[self.free :]
-        restricted = self.restrict(self.matrix(free, multipliers))
+        matrix = self.matrix(free, multipliers)
+        restricted = self.restrict(matrix)
         size = restricted.shape[0]
         rank = min(size, max(self.rank_hint, 4))
         while True:
@@ -258,18 +274,24 @@ class DualProblem:
         if multipliers.size:
             _triangle_gradient(factor, self.triangles, gradient[self.free :])
         value = self.offset(free) - float(multipliers.sum()) + n * softmin
-        return value, gradient, factor
+        certified = -math.inf
+        if not multipliers.size or multipliers.min() >= 0.0:
+            certified = certified_value(self, matrix, free, multipliers, float(values[0]))
+        return value, gradient, factor, certified
 
 
-def certified_value(problem: DualProblem, free: np.ndarray, multipliers: np.ndarray) -> float:
+def certified_value(
+    problem: DualProblem,
+    matrix: np.ndarray,
+    free: np.ndarray,
+    multipliers: np.ndarray,
+    least: float,
+) -> float:
     """``sum(y) + sum_p u_p s_p - sum(z) + n lambda_min`` at ``(y, u, z)`` (z >= 0), lowered by
     a margin for every floating-point error: a lower bound on every bisection's cut that meets
-    the problem's fixed pairs."""
+    the problem's fixed pairs. ``matrix`` is ``M`` at the point and ``least`` its restriction's
+    least eigenvalue as a backward-stable LAPACK eigensolver computed it."""
     n = problem.n
-    matrix = problem.matrix(free, multipliers)
-    least = scipy.linalg.eigh(
-        problem.restrict(matrix), eigvals_only=True, check_finite=False, subset_by_index=[0, 0]
-    )[0]
     epsilon = float(np.finfo(float).eps)
     norm = float(np.linalg.norm(matrix))
     eigenvalue_error = 64.0 * n * epsilon * norm + 1e-12 * norm
@@ -311,13 +333,13 @@ def triangle_certificate(
     certificate proves, computed in exact integer arithmetic.
 
     With ``branch`` and a ``target``, the root's ascent gets :data:`ROOT_SHARE` of ``work``
-    (else all of it). Where it falls short of the target, a depth-first branch and bound
-    splits on vertex pairs (the
-    vertex of largest weighted degree against the one whose relation to it the primal matrix
-    leaves most open, weighted by its degree): both subtrees warm-start from their parent's
-    multipliers, each ascent with :data:`NODE_SHARE` of ``work``, and a subtree whose bound
-    reaches the target is a leaf. When the budget ends, an unexplored subtree is closed by its
-    parent's certificate, which holds there too.
+    (else all of it, and :data:`EXTENSION_SHARE` more where it ends within
+    :data:`EXTENSION_GAP` of the target). Where it falls short of the target, a depth-first
+    branch and bound splits on vertex pairs (the vertex of largest weighted degree against the
+    one whose relation to it the primal matrix leaves most open, weighted by its degree): both
+    subtrees warm-start from their parent's multipliers, each ascent with :data:`NODE_SHARE` of
+    ``work``, and a subtree whose bound reaches the target is a leaf. When the budget ends, an
+    unexplored subtree is closed by its parent's certificate, which holds there too.
     """
     weights = np.asarray(weights, dtype=np.int64)
     if weights.shape[0] < 2:
@@ -339,6 +361,15 @@ ROOT_SHARE = 0.5
 """Share of the work that the root's ascent may spend when a target is given."""
 NODE_SHARE = 0.05
 """Share of the work that each branch-and-bound node's ascent may spend."""
+EXTENSION_SHARE = 0.5
+"""Share of the work that an ascent without branching may add when its budget ends within
+:data:`EXTENSION_GAP` of the goal (at difficulty 2.0 the bound is still rising by about half a
+unit a round there, where a branch and bound would cost far more)."""
+EXTENSION_GAP = 2.0
+"""Largest distance from the certified value to the goal, in units of the weights' common
+divisor, at which the ascent's budget is extended."""
+LOSS_SAFETY = 1.25
+"""Factor on the rounding cost an exact leaf showed, before the next one is tried."""
 MAX_DEPTH = 24
 """Deepest branching (the certificate grows by a dense factor per leaf)."""
 PAIR_CAP = 64.0
@@ -396,8 +427,14 @@ class _Search:
     ) -> None:
         self.root, self.divisor, self.scale = problem, divisor, scale
         self.work, self.left, self.target, self.log = work, work, target, log
+        self.extension = int(EXTENSION_SHARE * work) if target is None else 0
+        """Work that an ascent ending near the goal may add (:data:`EXTENSION_GAP`), once; none
+        where a branch and bound shares the budget."""
         self.goal = target
         """The bound that ends an ascent (the target, also where nothing branches)."""
+        self.loss = 0.0
+        """How far below its certified value an exact leaf may land (learnt from the leaves
+        that fell short of the goal)."""
         self.leaves: list[int] = []
         self.degrees = problem.cost.diagonal()
 
@@ -453,7 +490,7 @@ class _Search:
         """The pair to split: the vertex of largest weighted degree against the one whose
         relation to it is most open (``|X_rv|`` small), weighted by degree; ``None`` when every
         pair with it is fixed."""
-        _, _, factor = problem.smoothed(point, width)
+        _, _, factor, _ = problem.smoothed(point, width)
         self.left -= 1
         root = int(np.argmax(self.degrees))
         openness = (1.0 - np.minimum(np.abs(factor @ factor[root]), 1.0)) * (self.degrees + 1.0)
@@ -475,58 +512,71 @@ class _Search:
         log: list[Any] | None,
     ) -> tuple[int, list[Any] | None, np.ndarray, float]:
         """Rounds of smoothed ascent and triangle separation from ``point`` within ``budget``
-        eigendecompositions (ending at the target): the best certified bound, its leaf (``None``
-        when no bound above 0), the last point and smoothing width."""
+        eigendecompositions (plus :attr:`extension` once, where the budget ends within
+        :data:`EXTENSION_GAP` of the goal; ending at the goal): the best certified bound, its
+        leaf (``None`` when no bound above 0), the last point and smoothing width."""
         n, free, divisor = problem.n, problem.free, self.divisor
         last_width = SMOOTHING_END * max(1.0, float(np.abs(problem.cost).max()))
         left = min(budget, self.left)
-        start_left = left
+        spent = left
         cap = np.full(free - n, PAIR_CAP * max(1.0, float(np.abs(problem.cost).max())))
         best, proven, leaf = -math.inf, 0, None
-        best_at: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        best_at: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
         while left > 0:
             count = point.size - free
-            evaluated = scipy.optimize.minimize(
-                lambda point, width=width: _negated(problem.smoothed(point, width)),
-                point,
-                jac=True,
-                method="L-BFGS-B",
-                bounds=scipy.optimize.Bounds(  # arrays: a list of pairs costs a conversion a call
-                    np.concatenate([np.full(n, -np.inf), -cap, np.zeros(count)]),
-                    np.concatenate([np.full(n, np.inf), cap, np.full(count, np.inf)]),
-                ),
-                options={
-                    "maxiter": STEPS_PER_ROUND,
-                    "maxfun": max(1, min(left, STEPS_PER_ROUND + 10)),
-                    "maxcor": 20,
-                    "ftol": 0,
-                    "gtol": 0,
-                },
-            )
-            left -= int(evaluated.nfev)
-            values, multipliers = evaluated.x[:free].copy(), np.maximum(evaluated.x[free:], 0.0)
-            point = np.concatenate([values, multipliers])
-            value = certified_value(problem, values, multipliers)
-            if value > best:
-                best, best_at = value, (problem.triangles, values, multipliers)
-                reached = self.goal is not None and _integer_bound(value, divisor) >= self.goal
-                if reached:  # the exact leaf confirms it (or the ascent goes on)
-                    proven, leaf = self.exact(problem, best_at, proven, leaf)
+            seen = _Seen(problem, best, self.reaches)
+            try:
+                evaluated = scipy.optimize.minimize(
+                    seen,
+                    point,
+                    args=(width,),
+                    jac=True,
+                    method="L-BFGS-B",
+                    bounds=scipy.optimize.Bounds(  # arrays: a list of pairs costs a conversion
+                        np.concatenate([np.full(n, -np.inf), -cap, np.zeros(count)]),
+                        np.concatenate([np.full(n, np.inf), cap, np.full(count, np.inf)]),
+                    ),
+                    options={
+                        "maxiter": STEPS_PER_ROUND,
+                        "maxfun": max(1, min(left, STEPS_PER_ROUND + 10)),
+                        "maxcor": 20,
+                        "ftol": 0,
+                        "gtol": 0,
+                    },
+                )
+                point = np.concatenate([evaluated.x[:free], np.maximum(evaluated.x[free:], 0.0)])
+            except _GoalReachedError:
+                assert seen.point is not None  # kept right before the raise
+                point = np.concatenate(seen.point)
+            left -= seen.calls
+            if seen.point is not None and seen.best > best:
+                best, best_at = seen.best, (problem.triangles, *seen.point, seen.best)
+                if self.reaches(best):
+                    proven, leaf = self.exact(problem, best_at, proven, leaf)  # confirms it
                     best_at = None
             if log is not None:
-                log.append((len(log) + 1, width, -float(evaluated.fun), best, count))
-            if left <= 1 or (self.goal is not None and proven >= self.goal):
+                log.append((len(log) + 1, width, seen.smoothed, best, count))
+            if self.goal is not None and proven >= self.goal:
                 break
-            _, _, factor = problem.smoothed(point, width)
+            if left <= 1 and self.goal is not None and self.goal - best <= EXTENSION_GAP * divisor:
+                left, spent = left + self.extension, spent + self.extension
+                self.extension = 0
+            if left <= 1:
+                break
+            values, multipliers = point[:free], point[free:]
+            _, _, factor, _ = problem.smoothed(point, width)
             left -= 1
             active = multipliers > 0.0
             kept, multipliers = problem.triangles[active], multipliers[active]
-            found_rows = most_violated(factor @ factor.T, int(TRIANGLES_PER_VERTEX * n))
+            per_vertex = (
+                TRIANGLES_PER_VERTEX_LARGE if n >= LARGE_GRAPH_VERTICES else TRIANGLES_PER_VERTEX
+            )
+            found_rows = most_violated(factor @ factor.T, int(per_vertex * n))
             new = found_rows[~np.isin(_row_keys(found_rows, n), _row_keys(kept, n))]
             problem.triangles = np.vstack([kept, new])
             point = np.concatenate([values, multipliers, np.zeros(len(new))])
             width = max(width * DECAY, last_width)
-        self.left -= start_left - left
+        self.left = max(0, self.left - (spent - left))
         if best_at is not None:
             proven, leaf = self.exact(problem, best_at, proven, leaf)
         return proven, leaf, point, width
@@ -534,19 +584,31 @@ class _Search:
     def exact(
         self,
         problem: DualProblem,
-        at: tuple[np.ndarray, np.ndarray, np.ndarray],
+        at: tuple[np.ndarray, np.ndarray, np.ndarray, float],
         proven: int,
         leaf: list[Any] | None,
     ) -> tuple[int, list[Any] | None]:
         """The better of ``(proven, leaf)`` and the exact leaf of the point ``at``
-        (triangles, free multipliers, triangle multipliers): an exact leaf costs an
-        eigendecomposition and a Cholesky factor, so only a point that may prove more gets one."""
-        triangles, values, multipliers = at
+        (triangles, free multipliers, triangle multipliers, certified value): an exact leaf
+        costs an eigendecomposition and a Cholesky factor, so only a point that may prove more
+        gets one. Where it falls short of the goal, its rounding's cost (the certified value
+        less the leaf's) raises :attr:`loss`, so the next try waits for a point that clears it."""
+        triangles, values, multipliers, certified = at
         current = problem.triangles
         problem.triangles = triangles
-        found, found_leaf = integer_leaf(problem, values, multipliers, self.divisor, self.scale)
+        found, found_leaf, exact = integer_leaf(
+            problem, values, multipliers, self.divisor, self.scale
+        )
         problem.triangles = current
+        if self.goal is not None and found < self.goal:  # the float value promised more
+            self.loss = max(self.loss, LOSS_SAFETY * (certified - exact))
         return (found, found_leaf) if found > proven else (proven, leaf)
+
+    def reaches(self, certified: float) -> bool:
+        """Whether the certified value ``certified``, less the exact leaf's :attr:`loss`, proves
+        the goal: only then is an exact leaf worth its cost before the ascent ends."""
+        goal = self.goal
+        return goal is not None and _integer_bound(certified - self.loss, self.divisor) >= goal
 
 
 def integer_leaf(
@@ -555,10 +617,10 @@ def integer_leaf(
     multipliers: np.ndarray,
     divisor: int,
     scale: int,
-) -> tuple[int, list[Any] | None]:
+) -> tuple[int, list[Any] | None, float]:
     """The dual point ``(y, u, z)`` as an exact certificate leaf (``["dual", ...]``, denominator
-    ``scale``) and the bound it proves (a multiple of ``divisor``, >= 0; ``None`` and 0 when the
-    shifted matrix has no Cholesky factor).
+    ``scale``), the bound it proves (a multiple of ``divisor``, >= 0; ``None`` and 0 when the
+    shifted matrix has no Cholesky factor) and that bound before rounding (``-inf`` for none).
 
     ``y``, ``u`` and ``z`` are scaled and rounded, the least eigenvalue on the vectors
     orthogonal to all-ones lowered by a margin for the factor's rounding, and the rounded
@@ -567,7 +629,7 @@ def integer_leaf(
     n = problem.n
     largest = 4.0 * scale * max(float(np.abs(free).max()), float(multipliers.sum()))
     if not largest < MAX_LEAF_MAGNITUDE:  # also NaN
-        return 0, None
+        return 0, None, -math.inf
     laplacian = np.rint(4.0 * problem.cost).astype(np.int64)
     y = np.rint(4.0 * scale * free[:n]).astype(np.int64)
     u = np.rint(2.0 * scale * free[n:]).astype(np.int64)
@@ -576,7 +638,7 @@ def integer_leaf(
     rows, z = problem.triangles[used], z[used]
     magnitude = scale * int(laplacian.max()) + int(np.abs(y).max()) + int(np.abs(u).sum())
     if magnitude + int(z.sum()) > MAX_LEAF_MAGNITUDE:
-        return 0, None
+        return 0, None, -math.inf
     matrix = scale * laplacian - np.diag(y)
     for (i, j, k, sign), weight in zip(rows.tolist(), z.tolist(), strict=True):
         for (a, b), s in zip(((i, j), (j, k), (i, k)), SIGNS[sign], strict=True):
@@ -610,8 +672,8 @@ def integer_leaf(
         triangles = np.column_stack([rows, z]).ravel().tolist() if z.size else []
         pairs = np.column_stack([problem.pairs, u]).ravel().tolist() if u.size else []
         node = ["dual", y.tolist(), triangles, pairs, shift, factor[np.tril_indices(last)].tolist()]
-        return max(0, -(-leaf // divisor) * divisor), node
-    return 0, None
+        return max(0, -(-leaf // divisor) * divisor), node, total / (4 * scale)
+    return 0, None, -math.inf
 
 
 def _row_keys(rows: np.ndarray, n: int) -> np.ndarray:
@@ -619,7 +681,31 @@ def _row_keys(rows: np.ndarray, n: int) -> np.ndarray:
     return ((rows[:, 0] * n + rows[:, 1]) * n + rows[:, 2]) * len(SIGNS) + rows[:, 3]
 
 
-def _negated(evaluated: tuple[float, np.ndarray, np.ndarray]) -> tuple[float, np.ndarray]:
-    """The smoothed dual as L-BFGS-B minimises it: value and gradient negated."""
-    value, gradient, _ = evaluated
-    return -value, -gradient
+class _GoalReachedError(Exception):
+    """Raised by :class:`_Seen` to end an ascent round at a point that certifies the goal."""
+
+
+class _Seen:
+    """The objective of one round of L-BFGS-B (the smoothed dual, negated). It also keeps the
+    best certified point among every point it evaluates, and ends the round
+    (:class:`_GoalReachedError`) as soon as one ``reaches`` the goal."""
+
+    def __init__(self, problem: DualProblem, best: float, reaches: Callable[[float], bool]) -> None:
+        self.problem, self.best, self.reaches = problem, best, reaches
+        self.point: tuple[np.ndarray, np.ndarray] | None = None
+        """The best certified point seen: free and triangle multipliers (``None``: none above
+        ``best``)."""
+        self.calls = 0
+        self.smoothed = -math.inf
+        """The last smoothed value (for the log)."""
+
+    def __call__(self, point: np.ndarray, width: float) -> tuple[float, np.ndarray]:
+        value, gradient, _, certified = self.problem.smoothed(point, width)
+        self.calls += 1
+        self.smoothed = value
+        if certified > self.best:
+            free = self.problem.free
+            self.best, self.point = certified, (point[:free].copy(), point[free:].copy())
+            if self.reaches(certified):
+                raise _GoalReachedError
+        return -value, -gradient

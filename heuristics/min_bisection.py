@@ -48,7 +48,10 @@ TRIANGLE_WORK_PER_SECOND = 8_000
 in eigendecompositions times vertices: at the default 60 s, 2,400 eigendecompositions at
 n = 200 (difficulty 1.5, where the slowest provable instances need about 2,200) and 980 at
 n = 490 (difficulty 2.0, within a few units of the cut). An eigendecomposition costs n^3, so
-fewer of them at larger n keep the worst reference near 30-40 CPU-s."""
+fewer of them at larger n keep the worst reference near 30-40 CPU-s; an ascent that ends within
+:data:`~npgym.heuristics.bisection_bound.EXTENSION_GAP` of the cut gets half as much again
+(:data:`~npgym.heuristics.bisection_bound.EXTENSION_SHARE`): at difficulty 2.0, 3 of seeds 0-4
+proven, 44.5 CPU-s median and 47.5 worst on a busy 2-core machine."""
 TRIANGLE_MIN_WORK = 50
 """The least budget of the triangle bound, however short the time limit: below it the smoothing
 has no room to shrink (at n = 200, 16 eigendecompositions reach 84% of the cut, 50 reach 92%)."""

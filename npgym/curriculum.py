@@ -202,6 +202,11 @@ class AdaptiveCurriculum:
             draws.append((name, seed, self._states[name].difficulty))
         return draws
 
+    def issued(self, fingerprint: str) -> bool:
+        """Whether this curriculum has issued an instance with ``fingerprint`` (read-only: what
+        :class:`npgym.selfplay.SelfPlayPool` refuses as generated)."""
+        return fingerprint in self._seen
+
     def _benchmark_fingerprints(self, task: str) -> frozenset[str]:
         if not self.exclude_benchmark:
             return frozenset()

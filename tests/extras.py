@@ -34,7 +34,14 @@ INSTALL = {
     "uvicorn": "pip install 'npgym[openenv]'",
     "websockets": "pip install 'npgym[openenv]'",
     "lm_eval": "pip install 'npgym[lm-eval]'",
+    "atroposlib": "pip install 'npgym[atropos]'",
     "verifiers": "pip install 'npgym[verifiers]', in a venv without npgym[openenv]",
+    "torchrl": "pip install 'npgym[torchrl]', in a venv without npgym[verl] (.ci/venv-torchrl)",
+    "tensordict": "pip install 'npgym[torchrl]', in a venv without npgym[verl] (.ci/venv-torchrl)",
+    "nemo_gym": "pip install 'npgym[nemo-gym]' on Python >=3.13.14, or .ci/venv-nemo-gym",
+    "skyrl_gym": "pip install 'npgym[skyrl]'",
+    "gem": "pip install 'npgym[gem]' on Python <=3.12.0, in a venv without npgym[verl] "
+    "(.ci/venv-gem)",
 }
 """What to install for each optional top-level module a test may import."""
 

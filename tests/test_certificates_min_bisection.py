@@ -340,3 +340,90 @@ def test_the_residual_norm_bound_takes_the_square_where_it_is_tighter() -> None:
     assert checker._norm_bound(3 * np.eye(3, dtype=np.int64)) == 3
     huge = np.array([[1 << 40, 0], [0, -(1 << 40)]], dtype=np.int64)  # R R would wrap: rows
     assert checker._norm_bound(huge) == 1 << 40
+
+
+NEAR_GOAL = (0.9, 0, 698, 450)
+"""Difficulty 0.9, seed 0 (62 vertices): its cut 698 and a budget of 450 eigendecompositions
+that ends the ascent within :data:`~npgym.heuristics.bisection_bound.EXTENSION_GAP` of it
+(found by search)."""
+
+
+def near_goal_weights() -> np.ndarray:
+    difficulty, seed, _, _ = NEAR_GOAL
+    return TASK.generate(seed, difficulty=difficulty).weights
+
+
+def test_an_ascent_ending_near_its_goal_is_extended_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget ends just short of the cut; the extension proves it (checked by the checker),
+    and without it the bound stays one unit short."""
+    _, _, cut, work = NEAR_GOAL
+    weights = near_goal_weights()
+    bound, certificate = bisection_bound.triangle_certificate(weights, work, cut, branch=False)
+    assert bound == cut
+    instance = TASK.generate(NEAR_GOAL[1], difficulty=NEAR_GOAL[0])
+    assert certificate is not None
+    assert checker.bound(instance_json(instance), certificate) == cut
+    monkeypatch.setattr(bisection_bound, "EXTENSION_SHARE", 0.0)
+    assert bisection_bound.triangle_certificate(weights, work, cut, branch=False)[0] == cut - 1
+
+
+def test_the_ascent_stops_at_the_first_point_that_certifies_its_goal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every evaluation's least eigenvalue certifies its point: the first one whose certified
+    value reaches the goal ends the ascent (no evaluation after it), and never passes the cut."""
+    _, _, cut, work = NEAR_GOAL
+    seen: list[float] = []
+    smoothed = bisection_bound.DualProblem.smoothed
+
+    def spy(problem: bisection_bound.DualProblem, point: np.ndarray, width: float) -> Any:
+        result = smoothed(problem, point, width)
+        seen.append(result[3])
+        return result
+
+    monkeypatch.setattr(bisection_bound.DualProblem, "smoothed", spy)
+    bound, _ = bisection_bound.triangle_certificate(
+        near_goal_weights(), 2 * work, cut, branch=False
+    )
+    assert bound == cut
+    reached = [i for i, value in enumerate(seen) if bisection_bound._integer_bound(value, 1) >= cut]
+    assert reached == [len(seen) - 1]
+    assert max(seen) <= cut
+
+
+def test_a_leaf_short_of_its_promise_makes_the_next_try_wait() -> None:
+    """An exact leaf that proves less than its point's certified value promised (here a false
+    goal of 10 on one edge of weight 5, and a claimed value of 100) raises the expected rounding
+    loss, so the same claim no longer counts as reaching the goal and buys no second leaf."""
+    problem = bisection_bound.DualProblem(weights_of(2, [[0, 1, 5]]))
+    scale = bisection_bound.certificate_scale(problem)
+    search = bisection_bound._Search(problem, 5, scale, 100, None, None)
+    search.goal = 10
+    assert search.reaches(100.0)
+    point = (problem.triangles, np.zeros(problem.n), np.zeros(0), 100.0)
+    proven, leaf = search.exact(problem, point, 0, None)
+    assert proven == 5 and leaf is not None
+    assert search.loss == pytest.approx(bisection_bound.LOSS_SAFETY * 95.0)
+    assert not search.reaches(100.0)
+    assert search.reaches(100.0 + search.loss)
+
+
+@pytest.mark.parametrize(("large_from", "per_vertex"), [(62, 12), (63, 6)])
+def test_large_graphs_separate_more_triangles_a_round(
+    monkeypatch: pytest.MonkeyPatch, large_from: int, per_vertex: int
+) -> None:
+    """A graph of at least ``LARGE_GRAPH_VERTICES`` vertices (here 62, the limit moved down to
+    it and one past it) asks for ``TRIANGLES_PER_VERTEX_LARGE`` new triangles per vertex."""
+    counts: list[int] = []
+    most_violated = bisection_bound.most_violated
+
+    def spy(primal: np.ndarray, count: int) -> np.ndarray:
+        counts.append(count)
+        return most_violated(primal, count)
+
+    monkeypatch.setattr(bisection_bound, "most_violated", spy)
+    monkeypatch.setattr(bisection_bound, "LARGE_GRAPH_VERTICES", large_from)
+    weights = near_goal_weights()
+    assert weights.shape[0] == 62
+    bisection_bound.triangle_certificate(weights, 100, NEAR_GOAL[2], branch=False)
+    assert counts and set(counts) == {per_vertex * 62}

@@ -66,3 +66,26 @@ def test_openenv_grpo_smoke(tmp_path: Path) -> None:
     command = [sys.executable, "examples/openenv/grpo_server.py", "--smoke"]
     out = _run([*command, "--output-dir", str(tmp_path)])
     assert "smoke run done: 1 step(s) against http://127.0.0.1:" in out
+
+
+def test_atropos_process_smoke() -> None:
+    need("atroposlib")
+    out = _run([sys.executable, "examples/atropos_process.py", "--smoke"])
+    assert "2 groups, mean reward -1.500, 2 with differing scores" in out
+    assert "smoke run done: 2 group(s) of 2" in out
+
+
+def test_skyrl_dataset_smoke(tmp_path: Path) -> None:
+    need("skyrl_gym")
+    command = [sys.executable, "examples/skyrl_dataset.py", "--smoke"]
+    out = _run([*command, "--output-dir", str(tmp_path)])
+    assert f"wrote 4 rows to {tmp_path / 'train.parquet'}" in out
+    assert "episodes 16, mean reward 2.000" in out  # the second attempt is the reference
+    assert "smoke run done: 1 step of 4 rows x 4 samples" in out
+
+
+def test_gem_rollout_smoke() -> None:
+    need("gem")
+    out = _run([sys.executable, "examples/gem_rollout.py", "--smoke"])
+    assert "episodes 6, mean return 2.000" in out
+    assert "smoke run done: 6 episodes in 6 steps of 2 envs" in out

@@ -59,6 +59,18 @@ for name in npgym.list_tasks():
     assert not _heavy(_loaded_after(code))
 
 
+def test_the_self_play_pool_loads_no_heavy_stack() -> None:
+    """``import npgym.selfplay`` and an offer of a task without a relabelling key load none of
+    the heavy stacks (networkx loads only for the NP-Bench check of the tasks that need it)."""
+    code = """
+import npgym.selfplay
+pool = npgym.selfplay.SelfPlayPool(["Knapsack"], stream_seeds=2)
+answer = 'Answer: {"weights": [1, 2], "values": [3, 4], "capacity": 3}'
+assert pool.offer("npgym/Knapsack-easy", answer).reason == "trivial"
+"""
+    assert not _heavy(_loaded_after(code))
+
+
 def test_the_check_catches_a_heavy_import() -> None:
     """The check can fail: a script that imports a heavy module is caught."""
     assert "scipy.optimize" in _heavy(_loaded_after("import scipy.optimize"))

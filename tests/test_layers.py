@@ -112,6 +112,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "npgym.graphs",
             "npgym.reward",
             "npgym.streams",
+            "npgym.journal",
         ),
     ),
     ("task contract", ("npgym.scoring", "npgym.task", "npgym.capabilities", "npgym.inverse")),
@@ -160,7 +161,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("families", ("npgym.families", "npgym.families.*")),
     (
         "applications",
-        ("npgym.npbench", "npgym.npbench.*", "npgym.integrations", "npgym.integrations.*"),
+        (
+            "npgym.npbench",
+            "npgym.npbench.*",
+            "npgym.integrations",
+            "npgym.integrations.*",
+            "npgym.selfplay",
+            "npgym.selfplay.*",
+        ),
     ),
     ("commands", ("npgym.commands",)),
     ("entry points", ("npgym.cli", "npgym.__main__")),

@@ -76,23 +76,23 @@ at worst a torn tail. Any other malformed line is corruption and raises :class:`
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
-import secrets
-import stat
+import threading
 import warnings
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import npgym.journal as journals
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError, CurriculumItem
 from npgym.datasets import ReferenceMode
+from npgym.journal import JournalWarning
 from npgym.records import Row, make_record
 from npgym.reference_pool import ReferenceJob, ReferencePool
-from npgym.registry import get_task
+from npgym.registry import get_task, list_tasks
 from npgym.results import Reference, Score
 from npgym.reward import DEFAULT_REWARD, RewardConfig
 
@@ -126,9 +126,23 @@ UNKNOWN_REPORT_WARNING_EVERY = 1000
 many more (all of them are counted in :attr:`CurriculumJournal.unknown_reports`)."""
 
 
-class JournalWarning(RuntimeWarning):
-    """A journal's torn last line was dropped, it holds reports for keys it never issued, or a
-    row named a journal (ignored)."""
+_SHARED_LOCK = threading.Lock()
+_SHARED: dict[str, AdaptiveCurriculum] = {}
+
+
+def shared_curriculum(tasks: Sequence[str] | None = None, **options: Any) -> AdaptiveCurriculum:
+    """The process's curriculum for ``tasks`` (default: every task) and these
+    :class:`AdaptiveCurriculum` ``options``, made on first use: every env of an in-process
+    adapter (:mod:`npgym.integrations.skyrl`, :mod:`npgym.integrations.gem`) built with the same
+    options draws from and reports to this one object."""
+    names = list(tasks or list_tasks())
+    if "target" in options:
+        options["target"] = tuple(options["target"])
+    key = json.dumps([names, options], sort_keys=True, default=str)
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = AdaptiveCurriculum(names, **options)
+        return _SHARED[key]
 
 
 def check_key(key: object) -> str:
@@ -258,12 +272,6 @@ def curriculum_reward(
 # --- a curriculum shared by the processes of one machine ----------------------------------------
 
 
-_READ_CHUNK = 1 << 12
-"""Bytes read at a time when looking for the end of a journal's header line."""
-_REPLAY_CHUNK = 1 << 16
-"""Bytes read at a time when replaying a journal's lines."""
-
-
 def journal_header(curriculum: AdaptiveCurriculum) -> dict[str, Any]:
     """The header line a journal of ``curriculum`` begins with (its format, and the curriculum's
     version, tasks and options)."""
@@ -287,204 +295,52 @@ def configured_journal() -> Path | None:
     return path
 
 
-def _refuse(path: Path, why: str) -> CurriculumError:
-    return CurriculumError(f"curriculum journal {path}: {why}; refused, and left as it is")
-
-
-def _kind(mode: int) -> str | None:
-    """What a file of ``mode`` is, when it is not a regular file (``None`` when it is)."""
-    kinds = {
-        stat.S_ISLNK: "a symbolic link",
-        stat.S_ISDIR: "a directory",
-        stat.S_ISFIFO: "a FIFO",
-        stat.S_ISSOCK: "a socket",
-        stat.S_ISCHR: "a character device",
-        stat.S_ISBLK: "a block device",
-    }
-    for test, kind in kinds.items():
-        if test(mode):
-            return kind
-    return None if stat.S_ISREG(mode) else "not a regular file"
-
-
-def _create(path: Path, header: bytes) -> None:
-    """Make the journal ``path`` holding only ``header``, atomically: the header goes to a new
-    file (``O_EXCL | O_NOFOLLOW``) in the same folder, hard-linked to ``path``. Nothing happens
-    if something is already at ``path`` (a journal that another process just made, or anything
-    else, which the opener then checks)."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.new")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(temporary, flags, 0o644)
-        try:
-            try:
-                _append(fd, header)
-            finally:
-                os.close(fd)
-            with suppress(FileExistsError):
-                os.link(temporary, path, follow_symlinks=False)
-        finally:
-            with suppress(FileNotFoundError):
-                os.unlink(temporary)
-    except OSError as error:
-        raise CurriculumError(f"curriculum journal {path}: cannot create it ({error})") from error
-
-
-def _open_journal(path: Path) -> int:
-    """A descriptor (read-write, appending) on the journal at ``path``, after the checks of the
-    module docstring: a regular file (``lstat`` before the open, ``fstat`` after, the same
-    inode) whose first line is a journal header. Nothing is read before the first check."""
-    try:
-        before = os.lstat(path)
-    except FileNotFoundError as error:
-        raise CurriculumError(
-            f"curriculum journal {path} not found: rewards must be computed on the machine "
-            "whose dataset drew the row (the journal is a local file)"
-        ) from error
-    except OSError as error:
-        raise CurriculumError(f"curriculum journal {path}: cannot reach it ({error})") from error
-    kind = _kind(before.st_mode)
-    if kind is not None:
-        raise _refuse(path, f"it is {kind}, not a journal file")
-    flags = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except OSError as error:
-        raise CurriculumError(f"curriculum journal {path}: cannot open it ({error})") from error
-    try:
-        after = os.fstat(fd)
-        kind = _kind(after.st_mode)
-        if kind is not None or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
-            raise _refuse(path, f"it was replaced while being opened (by {kind or 'a file'})")
-        _check_header(fd, path)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _first_line(fd: int, path: Path) -> bytes:
-    """The file's first line with its newline, read :data:`_READ_CHUNK` bytes at a time and
-    never more than :data:`MAX_LINE_BYTES` in all."""
-    head = b""
-    while len(head) < MAX_LINE_BYTES:
-        chunk = os.pread(fd, min(_READ_CHUNK, MAX_LINE_BYTES - len(head)), len(head))
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            return head + chunk[: newline + 1]
-        if not chunk:
-            what = "it is empty" if not head else "its first line has no newline"
-            raise _refuse(path, f"{what}, so it has no journal header")
-        head += chunk
-    raise _refuse(
-        path, f"its first line is longer than {MAX_LINE_BYTES} bytes: not a journal header"
-    )
+KIND = journals.JournalKind(
+    noun="curriculum journal",
+    error=CurriculumError,
+    max_line_bytes=MAX_LINE_BYTES,
+    missing=(
+        ": rewards must be computed on the machine whose dataset drew the row (the journal is a "
+        "local file)"
+    ),
+)
+"""The curriculum journal for the shared journal primitives (:mod:`npgym.journal`)."""
 
 
 def _check_header(fd: int, path: Path) -> None:
     """Refuse (:class:`CurriculumError`) a file whose first line is not a journal header of
     this format (the replica compares the curriculum in it when it replays)."""
-    line = _first_line(fd, path)
+    line = journals.first_line(fd, path, KIND)
     try:
         header = json.loads(line)
     except (ValueError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("format") != JOURNAL_FORMAT:
         if isinstance(header, dict) and "curriculum" in header and "format" not in header:
-            raise _refuse(
+            raise KIND.refuse(
                 path,
                 "it is a journal of format 1 (npgym before journal headers), which is no longer "
                 f"read: start a new journal file (format {JOURNAL_VERSION})",
             )
-        raise _refuse(path, f"its first line is not a {JOURNAL_FORMAT} header")
+        raise KIND.refuse(path, f"its first line is not a {JOURNAL_FORMAT} header")
     if header.get("version") != JOURNAL_VERSION:
-        raise _refuse(
+        raise KIND.refuse(
             path,
             f"its header is of journal format {header.get('version')!r}, not {JOURNAL_VERSION}",
         )
     if header.keys() != {"format", "version", "curriculum"}:
-        raise _refuse(path, "its header has other fields than format, version and curriculum")
+        raise KIND.refuse(path, "its header has other fields than format, version and curriculum")
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[int]:
-    """The journal's descriptor (checked as :func:`_open_journal` says) under an exclusive
-    ``flock``, with any torn last line already dropped; closing it releases the lock, as a
-    writer's death does."""
-    fd = _open_journal(path)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        _drop_torn_tail(fd, path)
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def _drop_torn_tail(fd: int, path: Path) -> None:
-    """Truncate the bytes after the last newline. The caller holds the lock, under which every
-    line is written whole, so they are what a writer that died mid-line left behind: fewer than
-    :data:`MAX_LINE_BYTES`. A longer tail is no torn line: refused, and left as it is."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    start = max(size - MAX_LINE_BYTES, 0)
-    newline = os.pread(fd, size - start, start).rfind(b"\n")
-    if newline < 0:
-        raise _refuse(
-            path,
-            f"it ends with {MAX_LINE_BYTES} bytes or more without a newline, longer than any "
-            "journal line (so not a line torn by a writer that died)",
-        )
-    end = start + newline + 1
-    os.ftruncate(fd, end)
-    warnings.warn(
-        f"curriculum journal {path}: dropped a torn last line of {size - end} bytes (a writer "
-        "died while writing it); the whole lines before it are kept",
-        JournalWarning,
-        stacklevel=4,
-    )
-
-
-def _lines(fd: int, offset: int, path: Path) -> Iterator[bytes]:
-    """The whole lines from ``offset`` on, each with its newline, read :data:`_REPLAY_CHUNK`
-    bytes at a time: a line longer than :data:`MAX_LINE_BYTES` is refused once that many of its
-    bytes are read, never read whole."""
-    pending = b""
-    position = offset  # where ``pending`` begins in the file
-    while chunk := os.pread(fd, _REPLAY_CHUNK, position + len(pending)):
-        pending += chunk
-        start = 0
-        while (newline := pending.find(b"\n", start)) >= 0 and newline - start < MAX_LINE_BYTES:
-            yield pending[start : newline + 1]
-            start = newline + 1
-        position += start
-        pending = pending[start:]
-        if len(pending) >= MAX_LINE_BYTES:
-            raise CurriculumError(
-                f"curriculum journal {path}: the line at byte {position} is longer than "
-                f"{MAX_LINE_BYTES} bytes: the journal is corrupt"
-            )
-
-
-def _append(fd: int, line: bytes) -> int:
-    """Write ``line`` at the journal's end (the caller holds the lock) and return the offset
-    after it. A short write goes on from where it stopped, still under the lock; a writer that
-    dies part way leaves a torn tail for the next lock holder to drop."""
-    data = memoryview(line)
-    while data:
-        data = data[os.write(fd, data) :]
-    return os.lseek(fd, 0, os.SEEK_CUR)
+def _locked(path: Path) -> AbstractContextManager[int]:
+    """The journal's descriptor under its exclusive lock (:func:`npgym.journal.locked`)."""
+    return journals.locked(path, KIND, _check_header)
 
 
 def _line(event: Mapping[str, Any]) -> bytes:
     """``event`` as one journal line; :class:`CurriculumError` if it would be longer than
     :data:`MAX_LINE_BYTES` (no reader would take it)."""
-    line = (json.dumps(event, separators=(",", ":")) + "\n").encode("utf-8")
-    if len(line) > MAX_LINE_BYTES:
-        raise CurriculumError(
-            f"a curriculum journal line of {len(line)} bytes is longer than {MAX_LINE_BYTES}"
-        )
-    return line
+    return journals.encode(event, KIND)
 
 
 def _report_line(key: str, score: Score) -> bytes:
@@ -501,7 +357,7 @@ def report_to_journal(journal: str | Path, key: str, score: Score) -> None:
     (:func:`check_key`), and the journal too (the module docstring)."""
     line = _report_line(key, score)
     with _locked(Path(journal)) as fd:
-        _append(fd, line)
+        journals.append(fd, line)
 
 
 class CurriculumJournal:
@@ -535,7 +391,7 @@ class CurriculumJournal:
         try:
             os.lstat(self.path)
         except FileNotFoundError:
-            _create(self.path, _line(self.header))
+            journals.create(self.path, _line(self.header), KIND)
         with self._locked() as fd:
             self._replay(fd)
 
@@ -560,7 +416,7 @@ class CurriculumJournal:
         with self._locked() as fd:
             self._replay(fd)
             item = self.curriculum.next()
-            self._offset = _append(fd, _line({"issue": check_key(item.key)}))
+            self._offset = journals.append(fd, _line({"issue": check_key(item.key)}))
         return item
 
     def report(self, key: str, score: Score) -> None:
@@ -568,7 +424,7 @@ class CurriculumJournal:
         unknown key is counted and warned about, as in replay)."""
         line = _report_line(key, score)
         with self._locked() as fd:
-            _append(fd, line)
+            journals.append(fd, line)
             self._replay(fd)
 
     def sync(self) -> None:
@@ -578,7 +434,7 @@ class CurriculumJournal:
 
     def _replay(self, fd: int) -> None:
         """Apply the lines after ``_offset`` (the caller holds the lock: they are all whole)."""
-        for line in _lines(fd, self._offset, self.path):
+        for line in journals.lines(fd, self._offset, self.path, KIND):
             where = f"{self.path} (the line at byte {self._offset})"
             try:
                 self._apply(json.loads(line), where)
