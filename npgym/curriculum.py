@@ -63,6 +63,11 @@ class CurriculumItem:
     difficulty: float
     key: str
 
+    def info(self) -> dict[str, Any]:
+        """What an env's ``info`` (or a trainer's metadata) says of the item: its task, its
+        difficulty and its key, under ``curriculum_key``."""
+        return {"task": self.task, "difficulty": self.difficulty, "curriculum_key": self.key}
+
 
 @dataclass(slots=True)
 class _TaskState:
@@ -418,11 +423,7 @@ class CurriculumEnv(gym.Env[str, str]):
 
     def _item_info(self) -> dict[str, Any]:
         assert self._item is not None
-        return {
-            "task": self._item.task,
-            "difficulty": self._item.difficulty,
-            "curriculum_key": self._item.key,
-        }
+        return self._item.info()
 
     def render(self) -> str | None:
         """The current observation text (``render_mode="ansi"``)."""

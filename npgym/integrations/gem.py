@@ -61,7 +61,7 @@ except ImportError as error:  # pragma: no cover - the message is what matters
 
 from npgym.curriculum import AdaptiveCurriculum, CurriculumItem
 from npgym.env import NPGymEnv
-from npgym.integrations.curriculum import KEY_FIELD, shared_curriculum
+from npgym.integrations.curriculum import shared_curriculum
 from npgym.registry import CURRICULUM_ENV_ID, ENV_NAMESPACE
 from npgym.results import Score
 
@@ -160,13 +160,7 @@ class NPGymGemCurriculumEnv(NPGymGemEnv):
             self.curriculum.report(self.item, score)
 
     def _item_info(self) -> dict[str, Any]:
-        if self.item is None:
-            return {}
-        return {
-            "task": self.item.task,
-            "difficulty": self.item.difficulty,
-            KEY_FIELD: self.item.key,
-        }
+        return {} if self.item is None else self.item.info()
 
 
 def register() -> list[str]:

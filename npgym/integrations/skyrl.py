@@ -66,7 +66,6 @@ import npgym.integrations.curriculum as curricula
 from npgym.curriculum import AdaptiveCurriculum, CurriculumItem
 from npgym.env import NPGymEnv
 from npgym.instance import Instance
-from npgym.integrations.curriculum import KEY_FIELD
 from npgym.registry import CURRICULUM_ENV_ID, ENV_NAMESPACE, env_id
 from npgym.results import Score
 
@@ -228,13 +227,7 @@ class _NPGymTextEnv(BaseTextEnv):
         reports it)."""
 
     def _item_metadata(self) -> dict[str, Any]:
-        if self.item is None:
-            return {}
-        return {
-            "task": self.item.task,
-            "difficulty": self.item.difficulty,
-            KEY_FIELD: self.item.key,
-        }
+        return {} if self.item is None else self.item.info()
 
     def get_metrics(self) -> dict[str, Any]:
         """The episode's final score, as numbers (SkyRL averages them over episodes)."""
