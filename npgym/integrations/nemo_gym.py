@@ -77,7 +77,7 @@ from npgym.integrations.curriculum import (
     curriculum_record,
     report_to_journal,
 )
-from npgym.integrations.serving import BODY_TIMEOUT_S
+from npgym.integrations.serving import BODY_TIMEOUT_S, BodyTooLargeError, read_body
 from npgym.integrations.trl import training_spec
 from npgym.multiturn import RepairConfig, RepairSession, RewardPolicy
 from npgym.records import MAX_LINE_BYTES, Row, load_solved_row
@@ -124,8 +124,8 @@ class BodyLimit:
                 await _refuse(send, 413, self._too_large())
                 return
         try:
-            body = await asyncio.wait_for(self._read(receive), BODY_TIMEOUT_S)
-        except OverflowError:
+            body = await asyncio.wait_for(read_body(receive, self.max_bytes), BODY_TIMEOUT_S)
+        except BodyTooLargeError:
             await _refuse(send, 413, self._too_large())
             return
         except asyncio.TimeoutError:
@@ -144,21 +144,6 @@ class BodyLimit:
             return message
 
         await self.app(scope, replay, send)
-
-    async def _read(self, receive: Any) -> bytes | None:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                raise OverflowError
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
 
     def _too_large(self) -> str:
         return f"the request body is over the limit of {self.max_bytes} bytes"

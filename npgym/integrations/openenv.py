@@ -94,11 +94,13 @@ from npgym.integrations.serving import (
     MAX_MESSAGE_BYTES,
     REAPER_INTERVAL_S,
     TOKEN_ENV,
+    BodyTooLargeError,
     ReferencePool,
     check_timeout,
     check_token,
     check_workers,
     is_loopback,
+    read_body,
 )
 from npgym.integrations.trl import VerifierTool
 from npgym.multiturn import as_completion
@@ -452,10 +454,6 @@ def _presented_token(scope: MutableMapping[str, Any]) -> str | None:
     return None
 
 
-class _TooLargeError(Exception):
-    """An HTTP body past :data:`MAX_MESSAGE_BYTES`."""
-
-
 class ServerGuard:
     """ASGI middleware in front of the whole app: the limits every transport shares.
 
@@ -519,8 +517,8 @@ class ServerGuard:
                 await _respond(send, 413, "TOO_LARGE", _too_large())
                 return
         try:
-            body = await asyncio.wait_for(_read_body(receive), BODY_TIMEOUT_S)
-        except _TooLargeError:
+            body = await asyncio.wait_for(read_body(receive, MAX_MESSAGE_BYTES), BODY_TIMEOUT_S)
+        except BodyTooLargeError:
             await _respond(send, 413, "TOO_LARGE", _too_large())
             return
         except asyncio.TimeoutError:
@@ -590,23 +588,6 @@ class ServerGuard:
             seconds = self.message_timeout_s
             message = f"the server did not answer within {seconds:g} s"
             await _respond(send, 504, "MESSAGE_TIMEOUT", message)
-
-
-async def _read_body(receive: ASGIReceive) -> bytes | None:
-    """The whole request body (``None`` if the client hung up first)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_MESSAGE_BYTES:
-            raise _TooLargeError
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 def _too_large() -> str:

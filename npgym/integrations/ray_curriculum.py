@@ -59,7 +59,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npgym.curriculum import AdaptiveCurriculum, CurriculumError, CurriculumItem
 from npgym.integrations.curriculum import (
@@ -74,6 +74,9 @@ from npgym.integrations.curriculum import (
     report_to_journal,
 )
 from npgym.results import Score
+
+if TYPE_CHECKING:
+    from npgym.datasets import ReferenceMode
 
 ACTOR_NAMESPACE = "npgym"
 """The Ray namespace of curriculum actors."""
@@ -204,6 +207,31 @@ class RayCurriculum:
         """The actor keeping ``journal``, started on this node if the cluster has none; an
         existing actor whose curriculum has other options, or that lives on another node (its
         journal is not this node's file), is refused."""
+        handle, _, here = cls._launch(
+            CurriculumService,
+            (curriculum, str(Path(journal).absolute())),
+            curriculum,
+            journal,
+            timeout=timeout,
+            start_timeout=start_timeout,
+        )
+        handle.check_node(here)
+        return handle
+
+    @classmethod
+    def _launch(
+        cls,
+        service: type,
+        arguments: tuple[Any, ...],
+        curriculum: AdaptiveCurriculum,
+        journal: str | Path,
+        *,
+        timeout: float,
+        start_timeout: float,
+    ) -> tuple[Any, Any, str]:
+        """Start ``service(*arguments)`` as the detached actor keeping ``journal``, pinned to this
+        node (or find the one already running), refuse it if its curriculum has other options,
+        and remember its handle; returns the handle, the actor and this node's id."""
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -211,10 +239,10 @@ class RayCurriculum:
         start_timeout = _checked_timeout(start_timeout, "start_timeout")
         _refuse_fork()
         if not ray.is_initialized():
-            raise CurriculumError("RayCurriculum.start needs ray.init() first")
+            raise CurriculumError(f"{cls.__name__} needs ray.init() first")
         here = ray.get_runtime_context().get_node_id()
         actor: Any = (
-            ray.remote(CurriculumService)
+            ray.remote(service)
             .options(
                 name=handle.name,
                 namespace=handle.namespace,
@@ -224,7 +252,7 @@ class RayCurriculum:
                 max_restarts=MAX_RESTARTS,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
             )
-            .remote(curriculum, str(Path(journal).absolute()))
+            .remote(*arguments)
         )
         header = handle._wait(actor.header.remote(), start_timeout, "start")
         if header != journal_header(curriculum):
@@ -233,14 +261,17 @@ class RayCurriculum:
                 f"({header['curriculum']}); use a new journal file"
             )
         _handles[(handle.namespace, handle.name)] = actor
-        node = handle.node_id()
+        return handle, actor, here
+
+    def check_node(self, here: str) -> None:
+        """Refuse the actor unless it lives on node ``here``: its journal is that node's file."""
+        node = self.node_id()
         if node != here:
             raise CurriculumError(
-                f"curriculum actor {handle.name!r} lives on Ray node {node}, not on this one "
+                f"curriculum actor {self.name!r} lives on Ray node {node}, not on this one "
                 f"({here}), so its journal is not this node's file: end it (ray.kill) or build "
                 "the dataset on its node"
             )
-        return handle
 
     def next(self) -> CurriculumItem:
         """Draw the next item (appended to the actor's journal before this returns)."""
@@ -340,6 +371,65 @@ def configured_backend() -> str:
     if backend == "auto":
         return "ray" if ray_initialized() else "journal"
     return backend
+
+
+CONFIG_KEY = "npgym_curriculum"
+"""The verl config block (``data.npgym_curriculum``) that :func:`read_curriculum_config` reads."""
+
+
+@dataclass(frozen=True)
+class CurriculumConfig:
+    """``data.npgym_curriculum`` as verl's curriculum datasets (plain and self-play) read it."""
+
+    tasks: list[str]
+    journal: Path
+    """The journal named in the block, else the one the environment names."""
+    size: int
+    reference: ReferenceMode
+    timeout: float
+    start_timeout: float
+    backend: str
+    """``ray`` or ``journal`` (``auto`` resolved)."""
+    options: dict[str, Any]
+    """The :class:`AdaptiveCurriculum` options (every key not read here)."""
+
+
+def read_curriculum_config(
+    settings: Mapping[str, Any], max_samples: int, needs: str
+) -> CurriculumConfig:
+    """The shared keys of a ``data.npgym_curriculum`` mapping, checked; every other key is left
+    in :attr:`CurriculumConfig.options`. ``needs`` names who needs the tasks, in the errors."""
+    settings = dict(settings)
+    if not settings.get("tasks"):
+        raise ValueError(f"{needs} needs data.{CONFIG_KEY}.tasks (a list of npgym tasks)")
+    tasks = list(settings.pop("tasks"))
+    named = settings.pop("journal", None)
+    journal = Path(named).absolute() if named else configured_journal()
+    if journal is None:
+        raise ValueError(
+            f"{needs} needs a journal: data.{CONFIG_KEY}.journal or {JOURNAL_ENV} (a file path "
+            "that every process can reach)"
+        )
+    size = int(settings.pop("size", 0)) or max_samples
+    if size <= 0:
+        raise ValueError(
+            f"give data.{CONFIG_KEY}.size (or data.train_max_samples): the epoch length verl sees"
+        )
+    reference = settings.pop("reference", "exact")
+    if reference not in ("exact", "heuristic", "none"):
+        raise ValueError(f"data.{CONFIG_KEY}.reference must be exact, heuristic or none")
+    timeout = float(settings.pop("actor_timeout", configured_timeout()))
+    start_timeout = float(settings.pop("actor_start_timeout", START_TIMEOUT_S))
+    backend = settings.pop("backend", os.environ.get(BACKEND_ENV) or "auto")
+    if backend not in BACKENDS:
+        raise ValueError(f"data.{CONFIG_KEY}.backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "auto":
+        backend = "ray" if ray_initialized() else "journal"
+    if "target" in settings:
+        settings["target"] = tuple(settings["target"])
+    return CurriculumConfig(
+        tasks, journal, size, reference, timeout, start_timeout, backend, settings
+    )
 
 
 _exported: dict[str, str] = {}

@@ -32,6 +32,7 @@ import select
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
@@ -457,3 +458,27 @@ def _retrieved(reply: asyncio.Future[Any]) -> None:
 def _reap(process: multiprocessing.process.BaseProcess) -> None:
     """Wait for a killed worker to end, so that it leaves no zombie."""
     process.join(WORKER_START_TIMEOUT_S)
+
+
+class BodyTooLargeError(Exception):
+    """An HTTP request body past the limit :func:`read_body` was given."""
+
+
+async def read_body(
+    receive: Callable[[], Awaitable[Mapping[str, Any]]], max_bytes: int
+) -> bytes | None:
+    """A whole ASGI request body (``None`` if the client hung up first); past ``max_bytes`` a
+    :class:`BodyTooLargeError`, raised before the chunk that crosses it is kept."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > max_bytes:
+            raise BodyTooLargeError
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)

@@ -70,7 +70,6 @@ each drawn row's reference and those of the draws expected next, ``prefetch`` in
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -79,29 +78,22 @@ from verl.utils.dataset.rl_dataset import RLHFDataset
 from npgym.curriculum import AdaptiveCurriculum
 from npgym.datasets import ReferenceMode
 from npgym.integrations.curriculum import (
-    JOURNAL_ENV,
     KEY_FIELD,
     CurriculumJournal,
     CurriculumPrefetch,
-    configured_journal,
     curriculum_record,
 )
 from npgym.integrations.ray_curriculum import (
-    BACKEND_ENV,
-    BACKENDS,
-    START_TIMEOUT_S,
+    CONFIG_KEY,
     RayCurriculum,
-    configured_timeout,
     export_environment,
-    ray_initialized,
+    read_curriculum_config,
 )
 from npgym.reference_pool import DEFAULT_PREFETCH, ReferencePool
 from npgym.trainer_rows import verl_row
 
 CURRICULUM_FILES = "npgym-curriculum"
 """The ``data.train_files`` value that makes :class:`CurriculumRLHFDataset` draw."""
-CONFIG_KEY = "npgym_curriculum"
-"""The key of the curriculum's options in verl's ``data`` config."""
 
 
 class CurriculumDraws:
@@ -159,53 +151,26 @@ def curriculum_draws(options: Any, max_samples: int = -1) -> CurriculumDraws:
     Sets this process's reporting environment (``NPGYM_CURRICULUM_JOURNAL`` and the others)."""
     if isinstance(options, DictConfig):
         options = OmegaConf.to_container(options, resolve=True)
-    if not isinstance(options, dict) or not options.get("tasks"):
-        raise ValueError(
-            f"data.train_files={CURRICULUM_FILES} needs data.{CONFIG_KEY}.tasks (a list of npgym "
-            "tasks)"
-        )
-    settings = dict(options)
-    tasks = list(settings.pop("tasks"))
-    named = settings.pop("journal", None)
-    journal = Path(named).absolute() if named else configured_journal()
-    if journal is None:
-        raise ValueError(
-            f"data.train_files={CURRICULUM_FILES} needs a journal: data.{CONFIG_KEY}.journal or "
-            f"{JOURNAL_ENV} (a file path that every process can reach)"
-        )
-    size = int(settings.pop("size", 0)) or max_samples
-    if size <= 0:
-        raise ValueError(
-            f"give data.{CONFIG_KEY}.size (or data.train_max_samples): the epoch length verl sees"
-        )
-    reference = settings.pop("reference", "exact")
-    if reference not in ("exact", "heuristic", "none"):
-        raise ValueError(f"data.{CONFIG_KEY}.reference must be exact, heuristic or none")
+    settings = dict(options) if isinstance(options, dict) else {}
     multi_turn = bool(settings.pop("multi_turn", False))
     reference_workers = int(settings.pop("reference_workers", 0))
     prefetch = int(settings.pop("prefetch", DEFAULT_PREFETCH))
     if reference_workers:  # the pool's own checks, at config time rather than the first draw
         ReferencePool(reference_workers, prefetch).close()
-    actor_timeout = float(settings.pop("actor_timeout", configured_timeout()))
-    actor_start_timeout = float(settings.pop("actor_start_timeout", START_TIMEOUT_S))
-    backend = settings.pop("backend", os.environ.get(BACKEND_ENV) or "auto")
-    if backend not in BACKENDS:
-        raise ValueError(f"data.{CONFIG_KEY}.backend must be one of {BACKENDS}, got {backend!r}")
-    if backend == "auto":
-        backend = "ray" if ray_initialized() else "journal"
-    if "target" in settings:
-        settings["target"] = tuple(settings["target"])
-    export_environment(journal, backend, actor_timeout)
+    config = read_curriculum_config(settings, max_samples, f"data.train_files={CURRICULUM_FILES}")
+    export_environment(config.journal, config.backend, config.timeout)
     actor = None
-    if backend == "ray":  # the actor is started first: it refuses a journal of other options
+    if config.backend == "ray":  # the actor is started first: it refuses a journal of other options
         actor = RayCurriculum.start(
-            AdaptiveCurriculum(tasks, **settings),
-            journal,
-            timeout=actor_timeout,
-            start_timeout=actor_start_timeout,
+            AdaptiveCurriculum(config.tasks, **config.options),
+            config.journal,
+            timeout=config.timeout,
+            start_timeout=config.start_timeout,
         )
-    replica = CurriculumJournal(AdaptiveCurriculum(tasks, **settings), journal)
-    return CurriculumDraws(replica, size, reference, multi_turn, actor, reference_workers, prefetch)
+    replica = CurriculumJournal(AdaptiveCurriculum(config.tasks, **config.options), config.journal)
+    return CurriculumDraws(
+        replica, config.size, config.reference, multi_turn, actor, reference_workers, prefetch
+    )
 
 
 class CurriculumRLHFDataset(RLHFDataset):

@@ -67,7 +67,6 @@ from npgym.integrations.ray_curriculum import (
     actor_name,
     configured_backend,
     configured_timeout,
-    journal_header,
 )
 from npgym.records import make_record
 from npgym.registry import get_task
@@ -226,54 +225,26 @@ class RaySelfPlay(RayCurriculum):
         """The self-play actor keeping ``journal`` and ``pool_journal``, started on this node if
         the cluster has none; one with other options, on another node, or without a pool (a
         plain curriculum actor) is refused."""
-        import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        from npgym.integrations import ray_curriculum
-
-        handle = cls(
-            actor_name(journal),
-            ACTOR_NAMESPACE,
-            ray_curriculum._checked_timeout(timeout, "timeout"),
-        )
-        start_timeout = ray_curriculum._checked_timeout(start_timeout, "start_timeout")
-        ray_curriculum._refuse_fork()
-        if not ray.is_initialized():
-            raise CurriculumError("RaySelfPlay.start_selfplay needs ray.init() first")
-        here = ray.get_runtime_context().get_node_id()
-        local = SelfPlayService  # the options are checked here first, before any actor starts
-        actor: Any = (
-            ray.remote(local)
-            .options(
-                name=handle.name,
-                namespace=handle.namespace,
-                lifetime="detached",
-                get_if_exists=True,
-                num_cpus=0,
-                max_restarts=ray_curriculum.MAX_RESTARTS,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
-            )
-            .remote(
+        handle, actor, here = cls._launch(
+            SelfPlayService,
+            (
                 curriculum,
                 str(Path(journal).absolute()),
                 str(Path(pool_journal).absolute()),
                 dict(pool_options or {}),
                 dict(serving_options or {}),
                 tier,
-            )
+            ),
+            curriculum,
+            journal,
+            timeout=timeout,
+            start_timeout=start_timeout,
         )
-        header = handle._wait(actor.header.remote(), start_timeout, "start")
-        if header != journal_header(curriculum):
-            raise CurriculumError(
-                f"curriculum actor {handle.name!r} keeps a curriculum with other options "
-                f"({header['curriculum']}); use a new journal file"
-            )
         if not hasattr(actor, "selfplay_header"):
             raise CurriculumError(
                 f"curriculum actor {handle.name!r} holds no self-play pool (started by a plain "
                 "curriculum dataset): end it (ray.kill) or use a new journal file"
             )
-        ray_curriculum._handles[(handle.namespace, handle.name)] = actor
         wanted = _selfplay_header(curriculum, pool_options, serving_options, tier)
         found = handle.selfplay_header()
         if found != wanted:
@@ -281,12 +252,7 @@ class RaySelfPlay(RayCurriculum):
                 f"curriculum actor {handle.name!r} keeps a pool or serving with other options "
                 f"({found}); use new journal files"
             )
-        node = handle.node_id()
-        if node != here:
-            raise CurriculumError(
-                f"curriculum actor {handle.name!r} lives on Ray node {node}, not on this one "
-                f"({here}): end it (ray.kill) or build the dataset on its node"
-            )
+        handle.check_node(here)
         return handle
 
     def selfplay_header(self) -> dict[str, Any]:
@@ -466,12 +432,7 @@ def selfplay_draws(
     docstring). Sets this process's reporting environment, the pool journal's included."""
     from omegaconf import DictConfig, OmegaConf
 
-    from npgym.integrations.ray_curriculum import (
-        BACKEND_ENV,
-        BACKENDS,
-        export_environment,
-        ray_initialized,
-    )
+    from npgym.integrations.ray_curriculum import export_environment, read_curriculum_config
 
     def plain(options: Any) -> dict[str, Any]:
         if isinstance(options, DictConfig):
@@ -479,33 +440,16 @@ def selfplay_draws(
         return dict(options or {})
 
     settings, selfplay = plain(curriculum_options), plain(selfplay_options)
-    if not settings.get("tasks"):
-        raise ValueError("self-play needs data.npgym_curriculum.tasks (a list of npgym tasks)")
-    tasks = list(settings.pop("tasks"))
-    named = settings.pop("journal", None)
-    journal = Path(named).absolute() if named else configured_journal()
+    config = read_curriculum_config(settings, max_samples, "self-play")
+    journal, size, reference = config.journal, config.size, config.reference
+    timeout, start_timeout, backend = config.timeout, config.start_timeout, config.backend
+    settings = config.options
     named_pool = selfplay.pop("journal", None)
     pool_journal = Path(named_pool).absolute() if named_pool else configured_pool_journal()
-    if journal is None or pool_journal is None:
+    if pool_journal is None:
         raise ValueError(
-            "self-play needs two journals: data.npgym_curriculum.journal (or "
-            f"NPGYM_CURRICULUM_JOURNAL) and data.{CONFIG_KEY}.journal (or {POOL_JOURNAL_ENV})"
+            f"self-play needs a pool journal: data.{CONFIG_KEY}.journal or {POOL_JOURNAL_ENV}"
         )
-    size = int(settings.pop("size", 0)) or max_samples
-    if size <= 0:
-        raise ValueError("give data.npgym_curriculum.size: the epoch length verl sees")
-    reference = settings.pop("reference", "exact")
-    if reference not in ("exact", "heuristic", "none"):
-        raise ValueError("data.npgym_curriculum.reference must be exact, heuristic or none")
-    timeout = float(settings.pop("actor_timeout", configured_timeout()))
-    start_timeout = float(settings.pop("actor_start_timeout", START_TIMEOUT_S))
-    backend = settings.pop("backend", os.environ.get(BACKEND_ENV) or "auto")
-    if backend not in BACKENDS:
-        raise ValueError(f"data.npgym_curriculum.backend must be one of {BACKENDS}")
-    if backend == "auto":
-        backend = "ray" if ray_initialized() else "journal"
-    if "target" in settings:
-        settings["target"] = tuple(settings["target"])
     tier = str(selfplay.pop("tier", "easy"))
     pool_options = {name: selfplay.pop(name) for name in POOL_OPTIONS if name in selfplay}
     serving_options = {name: selfplay.pop(name) for name in SERVING_OPTIONS if name in selfplay}
@@ -522,7 +466,7 @@ def selfplay_draws(
         )
     export_environment(journal, backend, timeout)
     os.environ[POOL_JOURNAL_ENV] = str(pool_journal)
-    curriculum = AdaptiveCurriculum(tasks, **settings)
+    curriculum = AdaptiveCurriculum(config.tasks, **settings)
     source: SelfPlayService | RaySelfPlay
     if backend == "ray":
         source = RaySelfPlay.start_selfplay(
