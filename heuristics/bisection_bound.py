@@ -18,7 +18,9 @@ triangle inequalities of X join the working set and the idle ones (z = 0) leave 
 The proof (:func:`certified_value`): every (y, z) the optimiser evaluates is certified from the
 least eigenvalue that LAPACK computed for its smoothed value (free of charge), the whole value
 lowered by an explicit margin for floating-point error (a backward-stable eigensolver's error
-bound with generous constants, the rounding of the reflector and of the sums). The optimiser's
+bound with generous constants, the rounding of the reflector and of the sums). The early rounds
+of small graphs solve in float32, whose margin is far larger: a point there that may reach the
+goal gets its least eigenvalue again in float64 (:data:`SINGLE_PRECISION_WIDTH`). The optimiser's
 own estimate is never used. Every cut is a multiple of the weights' gcd g, so the best certified
 value r becomes the least multiple of g that is >= r; the first point whose r reaches the goal
 ends the ascent mid-round. An ascent without branching whose budget ends within
@@ -77,6 +79,18 @@ STEPS_PER_ROUND = 40
 """L-BFGS-B iterations between two separation rounds."""
 SOFTMIN_CUTOFF = 30.0
 """Eigenvalues more than this many widths above the least carry weight below exp(-30): dropped."""
+SINGLE_PRECISION_WIDTH = 1e-3
+"""Above this smoothing width (same unit), on graphs below :data:`LARGE_GRAPH_VERTICES`, the
+ascent's eigendecompositions run in float32 (1.8 ms against 2.6 ms at 190 vertices): there a
+step gains far more than float32's error. Such a point certifies little (float32's margin in
+:func:`certified_value`), so one whose value may prove the goal or earn the extension is
+confirmed in float64 (:attr:`DualProblem.confirm`). At difficulty 1.5 (seeds 0-9) the same seeds
+proved after about as many evaluations; at 2.0 (seed 0, 499 vertices) float32 left the bound
+0.7 lower after 22 rounds (7449.6 against 7450.3), which lost the proof."""
+CONFIRM_SLACK = 16.0
+"""How far a float32 least eigenvalue may be off, in units of float32's roundoff times the norm
+of ``M``, when deciding whether a point is worth a float64 eigenvalue (:attr:`DualProblem.confirm`):
+a miss only delays a proof to the next point."""
 MIN_VIOLATION = 1e-3
 """A triangle inequality violated by less is not separated."""
 
@@ -160,17 +174,55 @@ def _subtract_triangles(matrix: np.ndarray, rows: np.ndarray, multipliers: np.nd
 
 
 @njit
-def _triangle_gradient(factor: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    """``out[t] = -1 - <T_t, U U^T>`` for the primal factor U: the dual's derivative in z_t."""
-    rank = factor.shape[1]
+def _triangle_gradient(primal: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """``out[t] = -1 - <T_t, X>`` for the primal matrix X: the dual's derivative in z_t."""
     for t in range(rows.shape[0]):
         i, j, k, sign = rows[t, 0], rows[t, 1], rows[t, 2], rows[t, 3]
-        ij = jk = ik = 0.0
-        for q in range(rank):
-            ij += factor[i, q] * factor[j, q]
-            jk += factor[j, q] * factor[k, q]
-            ik += factor[i, q] * factor[k, q]
-        out[t] = -1.0 - (SIGNS[sign, 0] * ij + SIGNS[sign, 1] * jk + SIGNS[sign, 2] * ik)
+        out[t] = -1.0 - (
+            SIGNS[sign, 0] * primal[i, j]
+            + SIGNS[sign, 1] * primal[j, k]
+            + SIGNS[sign, 2] * primal[i, k]
+        )
+
+
+@njit
+def _restricted(
+    cost: np.ndarray,
+    free: np.ndarray,
+    pairs: np.ndarray,
+    triangles: np.ndarray,
+    multipliers: np.ndarray,
+    reflector: np.ndarray,
+    reflector_norm: float,
+) -> tuple[np.ndarray, float]:
+    """:meth:`DualProblem.restrict` of ``M = C - Diag(y) - sum_p u_p P_p - sum_t z_t T_t``
+    (``P_p``: 1/2 at the pair; ``free`` holds y then u) and the Frobenius norm of ``M`` (for
+    :func:`certified_value`), in one pass: the ascent's matrix work per evaluation without
+    numpy's temporaries."""
+    n = cost.shape[0]
+    matrix = cost.copy()
+    for i in range(n):
+        matrix[i, i] -= free[i]
+    for p in range(pairs.shape[0]):
+        i, j = pairs[p, 0], pairs[p, 1]
+        matrix[i, j] -= 0.5 * free[n + p]
+        matrix[j, i] -= 0.5 * free[n + p]
+    _subtract_triangles(matrix, triangles, multipliers)
+    square = 0.0
+    product = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            square += matrix[i, j] * matrix[i, j]
+            product[i] += matrix[i, j] * reflector[j]
+    curvature = 0.0
+    for i in range(n):
+        curvature += reflector[i] * product[i]
+    a = product * (2.0 / reflector_norm) - reflector * (2.0 * curvature / reflector_norm**2)
+    restricted = np.empty((n - 1, n - 1))
+    for i in range(1, n):
+        for j in range(1, n):
+            restricted[i - 1, j - 1] = matrix[i, j] - a[i] * reflector[j] - reflector[i] * a[j]
+    return restricted, math.sqrt(square)
 
 
 class DualProblem:
@@ -183,6 +235,11 @@ class DualProblem:
         padded[: weights.shape[0], : weights.shape[0]] = weights
         self.n = size
         self.cost = (np.diag(padded.sum(axis=1)) - padded) / 4.0
+        large = size >= LARGE_GRAPH_VERTICES
+        self.single_width = (
+            math.inf if large else SINGLE_PRECISION_WIDTH * max(1.0, float(np.abs(self.cost).max()))
+        )
+        """Above this smoothing width the ascent's eigendecompositions run in float32."""
         self.reflector = np.ones(size)
         self.reflector[0] += math.sqrt(size)
         self.reflector_norm = float(self.reflector @ self.reflector)
@@ -192,6 +249,10 @@ class DualProblem:
         self.relations = np.zeros(0)
         self.rank_hint = 8
         """How many of the least eigenpairs the last smoothed evaluation needed."""
+        self.confirm = math.inf
+        """A float32 evaluation (:data:`SINGLE_PRECISION_WIDTH`) whose value may reach this gets
+        its least eigenvalue again in float64, so that it can certify it (set by the search:
+        the least value that proves its goal or earns the extension, :data:`EXTENSION_GAP`)."""
 
     @property
     def free(self) -> int:
@@ -208,18 +269,6 @@ class DualProblem:
     def offset(self, free: np.ndarray) -> float:
         """The free multipliers' share of the dual value: ``sum(y) + sum_p u_p s_p``."""
         return float(free[: self.n].sum()) + float(free[self.n :] @ self.relations)
-
-    def matrix(self, free: np.ndarray, multipliers: np.ndarray) -> np.ndarray:
-        """``M = C - Diag(y) - sum_p u_p P_p - sum_t z_t T_t`` (``P_p``: 1/2 at the pair)."""
-        matrix = self.cost.copy()
-        matrix[np.diag_indices(self.n)] -= free[: self.n]
-        if len(self.pairs):
-            i, j = self.pairs.T
-            matrix[i, j] -= 0.5 * free[self.n :]
-            matrix[j, i] -= 0.5 * free[self.n :]
-        if multipliers.size:
-            _subtract_triangles(matrix, self.triangles, np.ascontiguousarray(multipliers))
-        return matrix
 
     def restrict(self, matrix: np.ndarray) -> np.ndarray:
         """``M`` on the vectors orthogonal to all-ones: ``(H M H)[1:, 1:]`` with H the
@@ -244,21 +293,33 @@ class DualProblem:
         :func:`certified_value` (``-inf`` where some ``z`` is negative)."""
         n = self.n
         free, multipliers = point[: self.free], point[self.free :]
-        matrix = self.matrix(free, multipliers)
-        restricted = self.restrict(matrix)
+        restricted, norm = _restricted(
+            self.cost,
+            free,
+            self.pairs,
+            self.triangles,
+            multipliers,
+            self.reflector,
+            self.reflector_norm,
+        )
+        single = width > self.single_width
+        solved = restricted.astype(np.float32) if single else restricted
         size = restricted.shape[0]
         rank = min(size, max(self.rank_hint, 4))
         while True:
             if 6 * rank >= size:  # a sixth of the spectrum on: divide and conquer is cheaper
                 rank = size
-                values, vectors = scipy.linalg.eigh(restricted, check_finite=False, driver="evd")
+                values, vectors = scipy.linalg.eigh(
+                    solved, check_finite=False, overwrite_a=True, driver="evd"
+                )
             else:
                 values, vectors = scipy.linalg.eigh(
-                    restricted, check_finite=False, driver="evr", subset_by_index=[0, rank - 1]
+                    solved, check_finite=False, driver="evr", subset_by_index=[0, rank - 1]
                 )
             if rank >= size or (values[-1] - values[0]) / width > SOFTMIN_CUTOFF:
                 break
             rank = min(size, 2 * rank)
+        values, vectors = values.astype(np.float64), vectors.astype(np.float64)
         exponents = -(values - values[0]) / width
         kept = exponents > -SOFTMIN_CUTOFF
         self.rank_hint = int(kept.sum()) + max(4, int(kept.sum()) // 4)
@@ -271,30 +332,42 @@ class DualProblem:
         if len(self.pairs):
             i, j = self.pairs.T
             gradient[n : self.free] = self.relations - np.einsum("ij,ij->i", factor[i], factor[j])
-        if multipliers.size:
-            _triangle_gradient(factor, self.triangles, gradient[self.free :])
+        if multipliers.size:  # X = U U^T once (BLAS) beats three rank-long dots per triangle
+            _triangle_gradient(factor @ factor.T, self.triangles, gradient[self.free :])
         value = self.offset(free) - float(multipliers.sum()) + n * softmin
         certified = -math.inf
         if not multipliers.size or multipliers.min() >= 0.0:
-            certified = certified_value(self, matrix, free, multipliers, float(values[0]))
+            least, precision = float(values[0]), float(np.finfo(solved.dtype).eps)
+            estimate = value + n * (least - softmin)  # the dual value itself, uncertified
+            if single and estimate + n * CONFIRM_SLACK * precision * norm >= self.confirm:
+                least = float(
+                    scipy.linalg.eigh(
+                        restricted, eigvals_only=True, check_finite=False, subset_by_index=[0, 0]
+                    )[0]
+                )
+                precision = float(np.finfo(np.float64).eps)
+            certified = certified_value(self, norm, free, multipliers, least, precision)
         return value, gradient, factor, certified
 
 
 def certified_value(
     problem: DualProblem,
-    matrix: np.ndarray,
+    norm: float,
     free: np.ndarray,
     multipliers: np.ndarray,
     least: float,
+    precision: float = float(np.finfo(np.float64).eps),
 ) -> float:
     """``sum(y) + sum_p u_p s_p - sum(z) + n lambda_min`` at ``(y, u, z)`` (z >= 0), lowered by
     a margin for every floating-point error: a lower bound on every bisection's cut that meets
-    the problem's fixed pairs. ``matrix`` is ``M`` at the point and ``least`` its restriction's
-    least eigenvalue as a backward-stable LAPACK eigensolver computed it."""
+    the problem's fixed pairs. ``norm`` is the Frobenius norm of ``M`` at the point and ``least``
+    its restriction's least eigenvalue as a backward-stable LAPACK eigensolver computed it in
+    the arithmetic of unit roundoff ``precision`` (float64's or, for a restriction rounded to
+    float32 first, float32's: the rounding moves each eigenvalue by less than ``precision``
+    times the norm)."""
     n = problem.n
-    epsilon = float(np.finfo(float).eps)
-    norm = float(np.linalg.norm(matrix))
-    eigenvalue_error = 64.0 * n * epsilon * norm + 1e-12 * norm
+    epsilon = float(np.finfo(np.float64).eps)
+    eigenvalue_error = 64.0 * n * precision * norm + 1e-12 * norm
     sum_error = 4.0 * epsilon * (float(np.abs(free).sum() + np.abs(multipliers).sum()) + n)
     value = problem.offset(free) - float(multipliers.sum()) + n * float(least)
     return value - (n * eigenvalue_error + sum_error + 1e-9 * max(1.0, abs(value)))
@@ -524,6 +597,10 @@ class _Search:
         best_at: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
         while left > 0:
             count = point.size - free
+            if self.goal is not None:  # where it may prove, or earn the extension
+                problem.confirm = self.goal - divisor * max(
+                    1.0 - self.loss / divisor, EXTENSION_GAP
+                )
             seen = _Seen(problem, best, self.reaches)
             try:
                 evaluated = scipy.optimize.minimize(
