@@ -33,10 +33,13 @@ def integral(value: object) -> Any:
     return value
 
 
-def check_reference(task_name: str, instance: Any, exact: bool = True) -> certificates.Checked:
-    """The reference of ``instance`` (exact or not), its claims checked against its
-    certificate by :func:`npgym.certificates.check_claim`."""
-    reference = npgym.get_task(task_name).reference(instance, exact=exact)
+def check_reference(
+    task_name: str, instance: Any, exact: bool = True, time_limit: float | None = None
+) -> certificates.Checked:
+    """The reference of ``instance`` (exact or not, within ``time_limit``: the default budget
+    when ``None``), its claims checked against its certificate by
+    :func:`npgym.certificates.check_claim`."""
+    reference = npgym.get_task(task_name).reference(instance, exact=exact, time_limit=time_limit)
     assert reference.certificate is not None
     return certificates.check_claim(
         task_name,

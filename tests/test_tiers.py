@@ -2,8 +2,8 @@
 table or a documented deviation, easy tiers are varied enough for large datasets, and the
 difficulty knob grows instances to 10x the benchmark size.
 
-The default run uses few seeds; ``-m slow`` repeats the trend over 200 seeds per tier and the
-variety check over 10,000 seeds per easy tier.
+The default run uses few seeds; ``-m slow`` repeats the trend over 200 seeds per tier (100 for
+the tasks with slow references) and the variety check over 10,000 seeds per easy tier.
 """
 
 from __future__ import annotations
@@ -81,10 +81,19 @@ def test_greedy_finds_each_tier_no_easier_than_the_last(task_name: str) -> None:
     check_trend(task_name, range(20), tolerance=0.1)
 
 
+TREND_SEEDS = 200
+"""Seeds per tier of the slow trend check."""
+TREND_SEEDS_SLOW_REFERENCES = 100
+"""The same for :data:`SLOW_REFERENCES`, for CI's time budget: 200 seeds took 98 CPU-s for
+MinBisection and 59 for TSP, the slow suite's two longest tests. 100 still runs the checks that
+need 100 (the drop from easy to benchmark); docs/tiers.md gives the 200-seed figures."""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("task_name", TASK_NAMES)
-def test_greedy_trend_over_200_seeds(task_name: str) -> None:
-    check_trend(task_name, range(200), tolerance=0.03)
+def test_greedy_trend_over_many_seeds(task_name: str) -> None:
+    seeds = TREND_SEEDS_SLOW_REFERENCES if task_name in SLOW_REFERENCES else TREND_SEEDS
+    check_trend(task_name, range(seeds), tolerance=0.03)
 
 
 def test_hamiltonian_cycle_tiers_get_strictly_harder() -> None:
