@@ -9,7 +9,8 @@
 - ``built`` and ``copy``: a bench folder built once per module from the module's ``SPEC``, and a
   fresh copy of it per test (for the modules that tamper with built folders).
 - Tests skipped for a missing optional dependency (``tests/extras.py``) are listed in the file
-  named by ``NPGYM_RECORD_EXTRA_SKIPS``, for CI to run them again once the extras are installed.
+  named by ``NPGYM_RECORD_EXTRA_SKIPS``, for CI to run them again once the extras are installed:
+  a run with ``NPGYM_RUN_AGAIN`` naming that file marks them ``run_again``.
 """
 
 import hashlib
@@ -93,6 +94,30 @@ def _note_extra_skip(report: pytest.CollectReport | pytest.TestReport) -> None:
         text = str(report.longrepr[2]).removeprefix("Skipped: ")
         if is_extra_skip(text):
             _EXTRA_SKIPS[report.nodeid] = text
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``run_again`` mark (``--strict-markers``)."""
+    from tests.extras import RUN_AGAIN_ENV, RUN_AGAIN_MARK
+
+    config.addinivalue_line(
+        "markers", f"{RUN_AGAIN_MARK}: listed in the file named by {RUN_AGAIN_ENV} (CI's re-run)"
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the mark must be there to select on
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``run_again`` each test that the file named by ``NPGYM_RUN_AGAIN`` lists, by its node
+    id or by its module's path (a module skipped as a whole)."""
+    from tests.extras import RUN_AGAIN_ENV, RUN_AGAIN_MARK
+
+    listed = os.environ.get(RUN_AGAIN_ENV)
+    if not listed:
+        return
+    again = {line.split("\t", 1)[0] for line in Path(listed).read_text().splitlines() if line}
+    for item in items:
+        if item.nodeid in again or item.nodeid.split("::", 1)[0] in again:
+            item.add_marker(RUN_AGAIN_MARK)
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:

@@ -20,6 +20,11 @@ SKIP_PREFIX = "missing extra: "
 RECORD_ENV = "NPGYM_RECORD_EXTRA_SKIPS"
 """Environment variable naming a file: a run writes there each test (or module) it skipped for a
 missing dependency, one ``nodeid<TAB>reason`` a line."""
+RUN_AGAIN_ENV = "NPGYM_RUN_AGAIN"
+"""Environment variable naming such a file, written by an earlier run: the tests (or modules) it
+lists carry the ``run_again`` mark, so that one run selects them beside others (CI's
+``-m "slow or run_again"``, once the extras are installed)."""
+RUN_AGAIN_MARK = "run_again"
 IMPORT_SKIP = "could not import"
 """How a bare ``pytest.importorskip`` without a reason words its skip (recorded too)."""
 

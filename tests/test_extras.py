@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.extras import INSTALL, RECORD_ENV, SKIP_PREFIX, reason
+from tests.extras import INSTALL, RECORD_ENV, RUN_AGAIN_ENV, SKIP_PREFIX, reason
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,6 +59,28 @@ def test_need_skips_naming_the_extra(tmp_path: Path) -> None:
     assert f"{test.name}:4: {reason('torch')}" in run.stdout  # the caller's line, not the helper's
     recorded = (tmp_path / "skips.tsv").read_text().splitlines()
     assert [line.split("\t")[1] for line in recorded] == [reason("torch")]
+
+
+def test_the_run_again_list_selects_its_tests_and_modules(tmp_path: Path) -> None:
+    """CI's one run of ``-m "slow or run_again"``: a listed module path selects every test in
+    it, a listed node id that test alone."""
+    for name in ("test_one.py", "test_two.py"):
+        (tmp_path / name).write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    again = tmp_path / "again.tsv"
+    again.write_text("test_one.py\tmissing extra: x\ntest_two.py::test_b\tmissing extra: x\n")
+    rooted = ["--rootdir", str(tmp_path), "-p", "tests.conftest", "-p", "no:cacheprovider"]
+    selecting = ["--collect-only", "-q", "-m", "run_again", str(tmp_path)]
+    run = subprocess.run(  # rooted in tmp_path (node ids relative to it), no ini file there
+        [sys.executable, "-m", "pytest", *rooted, *selecting],
+        cwd=ROOT,
+        env={**os.environ, RUN_AGAIN_ENV: str(again)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
+    selected = [line for line in run.stdout.splitlines() if "::" in line]
+    assert selected == ["test_one.py::test_a", "test_one.py::test_b", "test_two.py::test_b"]
 
 
 @pytest.mark.slow
