@@ -77,6 +77,28 @@ eigendecompositions too, but 48% more CPU (median of 5 seeds): the larger workin
 L-BFGS-B more than the eigensolver saves."""
 STEPS_PER_ROUND = 40
 """L-BFGS-B iterations between two separation rounds."""
+LINE_SEARCH_STEPS = 5
+"""Most evaluations of one L-BFGS-B line search (scipy's default is 20). A line search that
+needs more has met the float32 noise or a kink of the least eigenvalue: L-BFGS-B resets its
+memory, fails again and ends the round, so the long searches only cost evaluations (at
+difficulty 1.5, seeds 0, 3, 4: 875, 684, 829 evaluations to the proof with 20; 793, 659, 786
+with 5; seeds 1, 2 alike)."""
+STALL_STEPS = 20
+"""A round may end once it has made this many L-BFGS-B iterations and its smoothed value has
+stalled (:data:`STALL_WINDOW`, :data:`STALL_SHARE`): the early rounds, whose width is large,
+converge in about 20 iterations and then only spend evaluations. At difficulty 1.5, seeds 0,
+3, 4, 1 needed 696, 578, 679, 1034 evaluations to the proof instead of 793, 659, 786, 1129;
+seed 2, which proves only after a long ascent at the width floor, 1939 instead of 1763. Rounds
+of fewer steps throughout (25 or 30), or before the floor only, or while the goal is far, saved
+more on seeds 0, 3, 4 but cost seed 2 2100-3100; 15 iterations or a share of 0.02 left seed 2
+at 2447, a window of 10 iterations cost seed 0 8% more. At difficulty 2.0 (float64), this and
+:data:`LINE_SEARCH_STEPS` proved seeds 0 and 4 after 976 and 1283 evaluations instead of
+1041 and 1384."""
+STALL_WINDOW = 5
+"""The stall test's window in L-BFGS-B iterations."""
+STALL_SHARE = 0.01
+"""A round has stalled when its last :data:`STALL_WINDOW` iterations raised the smoothed value
+by at most this share of what the whole round raised it."""
 SOFTMIN_CUTOFF = 30.0
 """Eigenvalues more than this many widths above the least carry weight below exp(-30): dropped."""
 SINGLE_PRECISION_WIDTH = 1e-3
@@ -93,14 +115,31 @@ of ``M``, when deciding whether a point is worth a float64 eigenvalue (:attr:`Du
 a miss only delays a proof to the next point."""
 MIN_VIOLATION = 1e-3
 """A triangle inequality violated by less is not separated."""
+_SYEVD = {
+    dtype.char: scipy.linalg.get_lapack_funcs("syevd", dtype=dtype)
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64))
+}
+"""LAPACK's divide-and-conquer eigensolver by dtype character, called directly
+(:attr:`DualProblem.workspace`)."""
+_SYRK = scipy.linalg.get_blas_funcs("syrk", dtype=np.float64)
+"""BLAS's ``U U^T``, half of it: the triangles' gradient reads X only above its diagonal."""
 
 
 @njit
-def _violation_histogram(primal: np.ndarray, bins: int, width: float) -> np.ndarray:
-    """How many triangle inequalities of ``primal`` are violated by each amount (bins of
-    ``width``, the last bin open)."""
+def _separation_level(primal: np.ndarray, count: int, start: int, bins: int, width: float) -> int:
+    """The least level ``h >= start >= 1`` (below ``bins``) such that at most ``count`` triangle
+    inequalities of ``primal`` lie in bins ``>= h``, where a violation's bin is
+    ``min(int(violation / width), bins - 1)``; ``bins - 1`` where there is no such level.
+
+    At difficulty 1.5 millions of the 5 million inequalities are violated, and binning them all
+    cost 11 ms a round, three times a pass that only compares. So only the bins from a floor
+    up are counted, the floor rising while more than ``count`` lie above it: every violation
+    in a bin at or above the final floor was counted (the floor only rises), and each level
+    below it holds more than ``count``, so the answer is the same (4 ms a round)."""
     n = primal.shape[0]
     histogram = np.zeros(bins, np.int64)
+    floor, above = start, 0  # above: how many counted lie in bins >= floor
+    cut = (floor - 0.5) * width  # below it a violation's bin is below the floor
     for i in range(n):
         for j in range(i + 1, n):
             a = primal[i, j]
@@ -112,9 +151,20 @@ def _violation_histogram(primal: np.ndarray, bins: int, width: float) -> np.ndar
                     -1.0 - (-a + b - c),
                     -1.0 - (-a - b + c),
                 ):
-                    if violation > 0.0:
-                        histogram[min(int(violation / width), bins - 1)] += 1
-    return histogram
+                    if violation > cut:
+                        level = min(int(violation / width), bins - 1)
+                        if level >= floor:
+                            histogram[level] += 1
+                            above += 1
+                            while floor < bins - 1 and above - histogram[floor] > count:
+                                above -= histogram[floor]
+                                floor += 1
+                            cut = (floor - 0.5) * width
+    level = floor  # above: how many lie in bins >= level, exactly
+    while level < bins - 1 and above > count:
+        above -= histogram[level]
+        level += 1
+    return level
 
 
 @njit
@@ -149,11 +199,7 @@ def most_violated(primal: np.ndarray, count: int) -> np.ndarray:
     """Up to ``count`` of the most violated triangle inequalities of ``primal`` (by at least
     :data:`MIN_VIOLATION`), most violated first: rows ``(i, j, k, sign)``."""
     bins, width = 2000, 1e-3
-    histogram = _violation_histogram(primal, bins, width)
-    at_least = np.cumsum(histogram[::-1])[::-1]  # at_least[h]: violated by >= h * width
-    level = int(MIN_VIOLATION / width)
-    while level < bins - 1 and at_least[level] > count:
-        level += 1
+    level = _separation_level(primal, count, int(MIN_VIOLATION / width), bins, width)
     rows, violations = _violated(primal, max(level * width, MIN_VIOLATION) - 1e-15, count)
     return rows[np.lexsort((np.arange(violations.size), -violations))]
 
@@ -198,7 +244,8 @@ def _restricted(
     """:meth:`DualProblem.restrict` of ``M = C - Diag(y) - sum_p u_p P_p - sum_t z_t T_t``
     (``P_p``: 1/2 at the pair; ``free`` holds y then u) and the Frobenius norm of ``M`` (for
     :func:`certified_value`), in one pass: the ascent's matrix work per evaluation without
-    numpy's temporaries."""
+    numpy's temporaries. The restriction comes in Fortran order, which LAPACK works on in
+    place where a C-ordered matrix costs a transposed copy."""
     n = cost.shape[0]
     matrix = cost.copy()
     for i in range(n):
@@ -218,11 +265,11 @@ def _restricted(
     for i in range(n):
         curvature += reflector[i] * product[i]
     a = product * (2.0 / reflector_norm) - reflector * (2.0 * curvature / reflector_norm**2)
-    restricted = np.empty((n - 1, n - 1))
-    for i in range(1, n):
-        for j in range(1, n):
-            restricted[i - 1, j - 1] = matrix[i, j] - a[i] * reflector[j] - reflector[i] * a[j]
-    return restricted, math.sqrt(square)
+    transposed = np.empty((n - 1, n - 1))  # column j of the restriction is row j here
+    for j in range(1, n):  # matrix is exactly symmetric: its row j is its column j
+        for i in range(1, n):
+            transposed[j - 1, i - 1] = matrix[j, i] - a[i] * reflector[j] - reflector[i] * a[j]
+    return transposed.T, math.sqrt(square)
 
 
 class DualProblem:
@@ -249,6 +296,11 @@ class DualProblem:
         self.relations = np.zeros(0)
         self.rank_hint = 8
         """How many of the least eigenpairs the last smoothed evaluation needed."""
+        restricted = size - 1
+        self.workspace = (1 + 6 * restricted + 2 * restricted**2, 3 + 5 * restricted)
+        """``?syevd``'s workspace sizes for all eigenvectors (LAPACK's documented minimum,
+        which is also what its workspace query answers): sized once, where
+        ``scipy.linalg.eigh`` checks its arguments and queries LAPACK on every call."""
         self.confirm = math.inf
         """A float32 evaluation (:data:`SINGLE_PRECISION_WIDTH`) whose value may reach this gets
         its least eigenvalue again in float64, so that it can certify it (set by the search:
@@ -281,9 +333,13 @@ class DualProblem:
 
     def lift(self, vectors: np.ndarray) -> np.ndarray:
         """Columns of the restricted space as vectors of R^n orthogonal to all-ones."""
-        full = np.vstack([np.zeros((1, vectors.shape[1])), vectors])
         v = self.reflector
-        return full - np.outer(v, (v[1:] @ vectors) * (2.0 / self.reflector_norm))
+        coefficients = (v[1:] @ vectors) * (2.0 / self.reflector_norm)
+        full = np.empty((self.n, vectors.shape[1]))
+        np.subtract(0.0, v[0] * coefficients, out=full[0])
+        np.multiply.outer(v[1:], coefficients, out=full[1:])
+        np.subtract(vectors, full[1:], out=full[1:])
+        return full
 
     def smoothed(
         self, point: np.ndarray, width: float
@@ -309,9 +365,12 @@ class DualProblem:
         while True:
             if 6 * rank >= size:  # a sixth of the spectrum on: divide and conquer is cheaper
                 rank = size
-                values, vectors = scipy.linalg.eigh(
-                    solved, check_finite=False, overwrite_a=True, driver="evd"
-                )
+                lwork, liwork = self.workspace
+                values, vectors, info = _SYEVD[solved.dtype.char](
+                    solved, compute_v=1, lower=1, lwork=lwork, liwork=liwork, overwrite_a=1
+                )  # in place: where solved is restricted (float64), restricted is not read again
+                if info:
+                    raise np.linalg.LinAlgError(f"?syevd failed (info {info})")
             else:
                 values, vectors = scipy.linalg.eigh(
                     solved, check_finite=False, driver="evr", subset_by_index=[0, rank - 1]
@@ -319,21 +378,23 @@ class DualProblem:
             if rank >= size or (values[-1] - values[0]) / width > SOFTMIN_CUTOFF:
                 break
             rank = min(size, 2 * rank)
-        values, vectors = values.astype(np.float64), vectors.astype(np.float64)
+        values = values.astype(np.float64)
         exponents = -(values - values[0]) / width
-        kept = exponents > -SOFTMIN_CUTOFF
-        self.rank_hint = int(kept.sum()) + max(4, int(kept.sum()) // 4)
-        shares = np.exp(exponents[kept])
+        kept = int(np.count_nonzero(exponents > -SOFTMIN_CUTOFF))  # a prefix: values ascend
+        self.rank_hint = kept + max(4, kept // 4)
+        shares = np.exp(exponents[:kept])
         total = float(shares.sum())
         softmin = float(values[0]) - width * math.log(total)
-        factor = np.ascontiguousarray(self.lift(vectors[:, kept]) * np.sqrt(n * shares / total))
+        factor = self.lift(vectors[:, :kept].astype(np.float64, copy=False))  # Fortran order
+        factor *= np.sqrt(n * shares / total)
         gradient = np.empty_like(point)
         gradient[:n] = 1.0 - np.einsum("ij,ij->i", factor, factor)
         if len(self.pairs):
             i, j = self.pairs.T
             gradient[n : self.free] = self.relations - np.einsum("ij,ij->i", factor[i], factor[j])
         if multipliers.size:  # X = U U^T once (BLAS) beats three rank-long dots per triangle
-            _triangle_gradient(factor @ factor.T, self.triangles, gradient[self.free :])
+            lower = _SYRK(1.0, factor.T, trans=1, lower=1)  # X's lower half, in Fortran order
+            _triangle_gradient(lower.T, self.triangles, gradient[self.free :])  # reads i < j
         value = self.offset(free) - float(multipliers.sum()) + n * softmin
         certified = -math.inf
         if not multipliers.size or multipliers.min() >= 0.0:
@@ -584,7 +645,8 @@ class _Search:
         budget: int,
         log: list[Any] | None,
     ) -> tuple[int, list[Any] | None, np.ndarray, float]:
-        """Rounds of smoothed ascent and triangle separation from ``point`` within ``budget``
+        """Rounds of smoothed ascent (each :data:`STEPS_PER_ROUND` iterations, or fewer once it
+        stalls: :data:`STALL_STEPS`) and triangle separation from ``point`` within ``budget``
         eigendecompositions (plus :attr:`extension` once, where the budget ends within
         :data:`EXTENSION_GAP` of the goal; ending at the goal): the best certified bound, its
         leaf (``None`` when no bound above 0), the last point and smoothing width."""
@@ -609,6 +671,7 @@ class _Search:
                     args=(width,),
                     jac=True,
                     method="L-BFGS-B",
+                    callback=seen.iterated,
                     bounds=scipy.optimize.Bounds(  # arrays: a list of pairs costs a conversion
                         np.concatenate([np.full(n, -np.inf), -cap, np.zeros(count)]),
                         np.concatenate([np.full(n, np.inf), cap, np.full(count, np.inf)]),
@@ -617,6 +680,7 @@ class _Search:
                         "maxiter": STEPS_PER_ROUND,
                         "maxfun": max(1, min(left, STEPS_PER_ROUND + 10)),
                         "maxcor": 20,
+                        "maxls": LINE_SEARCH_STEPS,
                         "ftol": 0,
                         "gtol": 0,
                     },
@@ -625,6 +689,10 @@ class _Search:
             except _GoalReachedError:
                 assert seen.point is not None  # kept right before the raise
                 point = np.concatenate(seen.point)
+            except _RoundStalledError:
+                assert seen.iterate is not None  # kept right before the raise
+                x = seen.iterate
+                point = np.concatenate([x[:free], np.maximum(x[free:], 0.0)])
             left -= seen.calls
             if seen.point is not None and seen.best > best:
                 best, best_at = seen.best, (problem.triangles, *seen.point, seen.best)
@@ -641,8 +709,10 @@ class _Search:
             if left <= 1:
                 break
             values, multipliers = point[:free], point[free:]
-            _, _, factor, _ = problem.smoothed(point, width)
-            left -= 1
+            factor = seen.factor_at(point)
+            if factor is None:  # the round's end point is not its last evaluation
+                _, _, factor, _ = problem.smoothed(point, width)
+                left -= 1
             active = multipliers > 0.0
             kept, multipliers = problem.triangles[active], multipliers[active]
             per_vertex = (
@@ -758,6 +828,11 @@ def _row_keys(rows: np.ndarray, n: int) -> np.ndarray:
     return ((rows[:, 0] * n + rows[:, 1]) * n + rows[:, 2]) * len(SIGNS) + rows[:, 3]
 
 
+class _RoundStalledError(Exception):
+    """Raised by :meth:`_Seen.iterated` to end an ascent round whose smoothed value has
+    stalled (:data:`STALL_STEPS`)."""
+
+
 class _GoalReachedError(Exception):
     """Raised by :class:`_Seen` to end an ascent round at a point that certifies the goal."""
 
@@ -775,11 +850,39 @@ class _Seen:
         self.calls = 0
         self.smoothed = -math.inf
         """The last smoothed value (for the log)."""
+        self.values: list[float] = []
+        """The smoothed value at each L-BFGS-B iterate of the round (the stall test)."""
+        self.iterate: np.ndarray | None = None
+        """The last L-BFGS-B iterate (where a stalled round ends)."""
+        self.last: tuple[np.ndarray, np.ndarray] | None = None
+        """The last evaluated point and its primal factor: L-BFGS-B's final iterate is its
+        last evaluation, so the separation that follows the round needs no eigendecomposition
+        of its own (one per round, 2% of the evaluations at difficulty 1.5)."""
+
+    def iterated(self, intermediate_result: scipy.optimize.OptimizeResult) -> None:
+        """L-BFGS-B's callback after each iteration: ends the round (:class:`_RoundStalledError`)
+        once it has stalled (:data:`STALL_STEPS`). scipy passes the iterate as
+        ``intermediate_result`` (the parameter's name selects that form)."""
+        values = self.values
+        values.append(-float(intermediate_result.fun))
+        self.iterate = intermediate_result.x
+        if len(values) >= STALL_STEPS and values[-1] - values[-1 - STALL_WINDOW] <= (
+            STALL_SHARE * (values[-1] - values[0])
+        ):
+            raise _RoundStalledError
+
+    def factor_at(self, point: np.ndarray) -> np.ndarray | None:
+        """The primal factor of ``point`` at this round's width if it was the last point
+        evaluated (the same values, so the same matrix: the reuse is exact), else ``None``."""
+        if self.last is None or not np.array_equal(self.last[0], point):
+            return None
+        return self.last[1]
 
     def __call__(self, point: np.ndarray, width: float) -> tuple[float, np.ndarray]:
-        value, gradient, _, certified = self.problem.smoothed(point, width)
+        value, gradient, factor, certified = self.problem.smoothed(point, width)
         self.calls += 1
         self.smoothed = value
+        self.last = (point.copy(), factor)
         if certified > self.best:
             free = self.problem.free
             self.best, self.point = certified, (point[:free].copy(), point[free:].copy())

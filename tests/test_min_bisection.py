@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
+import scipy.optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,8 +18,13 @@ from npgym.heuristics import bisection_bound
 from npgym.heuristics import min_bisection as solvers
 from npgym.heuristics.bisection_bound import (
     SIGNS,
+    STALL_STEPS,
+    STALL_WINDOW,
     DualProblem,
     _restricted,
+    _RoundStalledError,
+    _Seen,
+    _separation_level,
     _triangle_gradient,
     triangle_bound,
 )
@@ -481,3 +488,81 @@ def test_large_graphs_never_use_float32(vertices: int, single: bool) -> None:
         np.ones((vertices, vertices), np.int64) - np.eye(vertices, dtype=np.int64)
     )
     assert math.isfinite(problem.single_width) == single
+
+
+def _histogram_level(primal: np.ndarray, count: int, start: int, bins: int, width: float) -> int:
+    """The separation level as a full histogram of every violation finds it (the plain way)."""
+    n = primal.shape[0]
+    i, j, k = np.array(list(itertools.combinations(range(n), 3))).T
+    a, b, c = primal[i, j], primal[j, k], primal[i, k]
+    violations = np.concatenate(
+        [-1.0 - (a + b + c), -1.0 - (a - b - c), -1.0 - (-a + b - c), -1.0 - (-a - b + c)]
+    )
+    positive = violations[violations > 0.0]
+    binned = np.minimum((positive / width).astype(np.int64), bins - 1)
+    at_least = np.cumsum(np.bincount(binned, minlength=bins)[::-1])[::-1]
+    level = start
+    while level < bins - 1 and at_least[level] > count:
+        level += 1
+    return level
+
+
+@given(
+    seed=st.integers(0, 2**32),
+    n=st.integers(3, 14),
+    count=st.integers(0, 60),
+    grid=st.sampled_from([0, 2, 3]),
+    bins=st.sampled_from([5, 2000]),
+)
+@settings(max_examples=200)
+def test_the_separation_level_is_the_full_histograms(
+    seed: int, n: int, count: int, grid: int, bins: int
+) -> None:
+    """The one pass that counts only the bins above a rising floor finds the level a full
+    histogram finds: on random primal matrices, on matrices whose violations fall on the bins'
+    edges (entries on a grid of the bin width) and where the last, open bin holds the answer."""
+    rng = np.random.default_rng(seed)
+    factor = rng.normal(size=(n, int(rng.integers(1, 5)))) * rng.uniform(0.1, 1.5)
+    primal = factor @ factor.T
+    if grid:
+        primal = np.round(primal, grid)
+    expected = _histogram_level(primal, count, 1, bins, 1e-3)
+    assert _separation_level(primal, count, 1, bins, 1e-3) == expected
+
+
+def _iterate(value: float) -> scipy.optimize.OptimizeResult:
+    """What L-BFGS-B hands its callback after an iteration: the iterate and its (negated)
+    objective."""
+    return scipy.optimize.OptimizeResult(x=np.array([value]), fun=-value)
+
+
+def test_a_round_ends_once_it_stalls_and_not_before_its_least_steps() -> None:
+    """A round whose smoothed value rose by 100 and then stood still ends at its
+    ``STALL_STEPS``-th iteration, not one before; one still rising by more than 1% of its
+    rise over the window never ends early."""
+    seen = _Seen(DualProblem(np.zeros((4, 4), np.int64)), -math.inf, lambda _: False)
+    for step in range(1, STALL_STEPS):
+        seen.iterated(_iterate(min(100.0, 10.0 * step)))  # stalled from step 10 on
+    with pytest.raises(_RoundStalledError):
+        seen.iterated(_iterate(100.0))
+    assert seen.iterate is not None and seen.iterate[0] == 100.0  # where the round resumes
+    rising = _Seen(DualProblem(np.zeros((4, 4), np.int64)), -math.inf, lambda _: False)
+    for step in range(1, 5 * STALL_STEPS):
+        rising.iterated(_iterate(100.0 + 0.011 * 100.0 / STALL_WINDOW * step))
+
+
+def test_no_evaluation_repeats_the_one_before_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The separation after a round reads the primal factor of the round's last evaluation,
+    which is its end point, instead of evaluating that point again."""
+    calls: list[tuple[bytes, float]] = []
+    smoothed = DualProblem.smoothed
+
+    def spy(problem: DualProblem, point: np.ndarray, width: float) -> Any:
+        calls.append((point.tobytes(), width))
+        return smoothed(problem, point, width)
+
+    monkeypatch.setattr(DualProblem, "smoothed", spy)
+    weights = TASK.generate(0, difficulty=0.9).weights
+    bisection_bound.triangle_certificate(weights, 200, 10**6, branch=False)  # never proves
+    assert len(calls) >= 150
+    assert all(before != after for before, after in itertools.pairwise(calls))
