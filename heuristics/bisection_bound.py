@@ -665,7 +665,7 @@ class _Search:
                 )
             seen = _Seen(problem, best, self.reaches)
             try:
-                evaluated = scipy.optimize.minimize(
+                end = scipy.optimize.minimize(
                     seen,
                     point,
                     args=(width,),
@@ -684,15 +684,14 @@ class _Search:
                         "ftol": 0,
                         "gtol": 0,
                     },
-                )
-                point = np.concatenate([evaluated.x[:free], np.maximum(evaluated.x[free:], 0.0)])
+                ).x
             except _GoalReachedError:
                 assert seen.point is not None  # kept right before the raise
-                point = np.concatenate(seen.point)
+                end = np.concatenate(seen.point)  # certified, so its z are >= 0 already
             except _RoundStalledError:
                 assert seen.iterate is not None  # kept right before the raise
-                x = seen.iterate
-                point = np.concatenate([x[:free], np.maximum(x[free:], 0.0)])
+                end = seen.iterate
+            point = np.concatenate([end[:free], np.maximum(end[free:], 0.0)])
             left -= seen.calls
             if seen.point is not None and seen.best > best:
                 best, best_at = seen.best, (problem.triangles, *seen.point, seen.best)

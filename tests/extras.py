@@ -25,6 +25,7 @@ RUN_AGAIN_ENV = "NPGYM_RUN_AGAIN"
 lists carry the ``run_again`` mark, so that one run selects them beside others (CI's
 ``-m "slow or run_again"``, once the extras are installed)."""
 RUN_AGAIN_MARK = "run_again"
+"""The mark that :data:`RUN_AGAIN_ENV`'s tests carry (registered in ``tests/conftest.py``)."""
 IMPORT_SKIP = "could not import"
 """How a bare ``pytest.importorskip`` without a reason words its skip (recorded too)."""
 
